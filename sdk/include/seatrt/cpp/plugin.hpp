@@ -14,6 +14,7 @@
 #include <exception>
 #include <new>
 #include <stdexcept>
+#include <type_traits>
 #include <string>
 #include <utility>
 
