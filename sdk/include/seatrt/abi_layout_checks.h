@@ -261,7 +261,7 @@ SEATRT_STATIC_ASSERT(offsetof(struct seatrt_model_info, reserved0) == 28, "ABI 1
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_model_info, kv_layers) == 32, "ABI 1.0: seatrt_model_info.kv_layers moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_model_info, weight_bytes) == 40, "ABI 1.0: seatrt_model_info.weight_bytes moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_model_info, workspace_bytes) == 48, "ABI 1.0: seatrt_model_info.workspace_bytes moved");
-SEATRT_STATIC_ASSERT(sizeof(struct seatrt_forward_batch) >= 112, "ABI 1.0: seatrt_forward_batch shrank");
+SEATRT_STATIC_ASSERT(sizeof(struct seatrt_forward_batch) >= 128, "ABI 1.0: seatrt_forward_batch shrank");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_forward_batch, struct_size) == 0, "ABI 1.0: seatrt_forward_batch.struct_size moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_forward_batch, num_tokens) == 4, "ABI 1.0: seatrt_forward_batch.num_tokens moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_forward_batch, num_seqs) == 8, "ABI 1.0: seatrt_forward_batch.num_seqs moved");
@@ -279,6 +279,8 @@ SEATRT_STATIC_ASSERT(offsetof(struct seatrt_forward_batch, kv_layers) == 80, "AB
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_forward_batch, host_query_start) == 88, "ABI 1.0: seatrt_forward_batch.host_query_start moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_forward_batch, host_seq_lens) == 96, "ABI 1.0: seatrt_forward_batch.host_seq_lens moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_forward_batch, logits) == 104, "ABI 1.0: seatrt_forward_batch.logits moved");
+SEATRT_STATIC_ASSERT(offsetof(struct seatrt_forward_batch, window_block_tables) == 112, "ABI 1.0: seatrt_forward_batch.window_block_tables moved");
+SEATRT_STATIC_ASSERT(offsetof(struct seatrt_forward_batch, window_slot_mapping) == 120, "ABI 1.0: seatrt_forward_batch.window_slot_mapping moved");
 SEATRT_STATIC_ASSERT(sizeof(struct seatrt_arch_api) >= 64, "ABI 1.0: seatrt_arch_api shrank");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_arch_api, struct_size) == 0, "ABI 1.0: seatrt_arch_api.struct_size moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_arch_api, reserved0) == 4, "ABI 1.0: seatrt_arch_api.reserved0 moved");
