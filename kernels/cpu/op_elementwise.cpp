@@ -1,0 +1,83 @@
+// elementwise: add, mul (b broadcast over leading dims), scale, softcap, and
+// copy with dtype conversion.  Math in fp32; one rounding on store.
+#include <cmath>
+#include <vector>
+
+#include "dtype.hpp"
+#include "ops.hpp"
+#include "parallel.hpp"
+#include "tensor_view.hpp"
+
+namespace seatrt::cpu {
+namespace {
+
+constexpr const char* kOp = "elementwise";
+
+// b must equal a's trailing axes (leading extents of 1 in b are ignored).
+void check_broadcast(const seatrt_tensor& a, const seatrt_tensor& b) {
+  int32_t first = 0;
+  while (first < b.ndim - 1 && b.shape[first] == 1) ++first;
+  const int32_t kept = b.ndim - first;
+  bool ok = kept <= a.ndim;
+  for (int32_t i = 0; ok && i < kept; ++i) ok = b.shape[first + i] == a.shape[a.ndim - kept + i];
+  if (!ok) {
+    invalid(kOp, "b has shape " + shape_string(b) + ", which is not the trailing shape of a " +
+                     shape_string(a));
+  }
+}
+
+}  // namespace
+
+void elementwise(Context& ctx, const seatrt_elementwise_args* args_in) {
+  const auto& args = need_args(args_in, kOp);
+  const int32_t op = args.op;
+  if (op < SEATRT_EW_ADD || op > SEATRT_EW_COPY) invalid(kOp, "unknown op " + std::to_string(op));
+  const seatrt_tensor& a = need_tensor(args.a, kOp, "a");
+  const seatrt_tensor& out = need_tensor(args.out, kOp, "out");
+  if (op == SEATRT_EW_COPY) {
+    need_dtype(a, kOp, "a", {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16, SEATRT_DTYPE_F16, SEATRT_DTYPE_F8_E4M3});
+    need_dtype(out, kOp, "out", {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16, SEATRT_DTYPE_F16, SEATRT_DTYPE_F8_E4M3});
+  } else {
+    need_dtype(a, kOp, "a", kActivationDtypes);
+    need_dtype(out, kOp, "out", kActivationDtypes);
+  }
+  need_same_shape(a, "a", out, "out", kOp);
+  const bool binary = op == SEATRT_EW_ADD || op == SEATRT_EW_MUL;
+  Rows b_rows;
+  if (binary) {
+    const seatrt_tensor& b = need_tensor(args.b, kOp, "b");
+    need_dtype(b, kOp, "b", kActivationDtypes);
+    check_broadcast(a, b);
+    b_rows = Rows(b);
+  }
+  if (op == SEATRT_EW_SOFTCAP && !(args.alpha > 0.0f && std::isfinite(args.alpha))) {
+    invalid(kOp, "softcap needs a finite alpha > 0, got " + std::to_string(args.alpha));
+  }
+  if (op == SEATRT_EW_SCALE && !std::isfinite(args.alpha)) invalid(kOp, "scale alpha is not finite");
+
+  const Rows a_rows(a);
+  const Rows out_rows(out);
+  const int64_t cols = a_rows.cols();
+  const float alpha = args.alpha;
+  parallel_chunks(ctx.pool, a_rows.rows(), [&](int64_t begin, int64_t end) {
+    std::vector<float> x(static_cast<size_t>(cols));
+    std::vector<float> y(binary ? static_cast<size_t>(cols) : 0);
+    for (int64_t r = begin; r < end; ++r) {
+      a_rows.load(r, x.data());
+      if (binary) b_rows.load(r % b_rows.rows(), y.data());
+      for (int64_t c = 0; c < cols; ++c) {
+        float& v = x[static_cast<size_t>(c)];
+        switch (op) {
+          case SEATRT_EW_ADD: v = v + y[static_cast<size_t>(c)]; break;
+          case SEATRT_EW_MUL: v = v * y[static_cast<size_t>(c)]; break;
+          case SEATRT_EW_SCALE: v = v * alpha; break;
+          case SEATRT_EW_SOFTCAP: v = alpha * std::tanh(v / alpha); break;
+          default: break;  // copy
+        }
+      }
+      out_rows.store(r, x.data());
+    }
+  });
+}
+
+}  // namespace seatrt::cpu
