@@ -1,0 +1,72 @@
+#include "context.hpp"
+
+#include "seatrt/cpp/plugin.hpp"
+
+namespace seatrt::cuda {
+
+void check(cudaError_t err, const std::string& what) {
+  if (err == cudaSuccess) return;
+  seatrt_status_code code = SEATRT_ERR_INTERNAL;
+  switch (err) {
+    case cudaErrorMemoryAllocation: code = SEATRT_ERR_OUT_OF_MEMORY; break;
+    case cudaErrorInvalidValue: case cudaErrorInvalidDevicePointer: case cudaErrorInvalidDevice:
+      code = SEATRT_ERR_INVALID_ARG; break;
+    case cudaErrorNoDevice: case cudaErrorInsufficientDriver: case cudaErrorStreamCaptureUnsupported:
+    case cudaErrorStreamCaptureInvalidated: case cudaErrorNotReady:
+      code = SEATRT_ERR_UNAVAILABLE; break;
+    default: break;
+  }
+  cudaGetLastError();  // clear a non-sticky error so later calls do not see it
+  throw sdk::Error(code, "cuda: " + what + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
+}
+
+void use_device(seatrt_kernel_context* ctx) {
+  if (!ctx) throw sdk::Error(SEATRT_ERR_INVALID_ARG, "cuda: context is NULL");
+  check(cudaSetDevice(ctx->device), "cudaSetDevice");
+}
+
+void* scratch(seatrt_kernel_context* ctx, seatrt_stream stream, size_t bytes) {
+  std::lock_guard<std::mutex> lock(ctx->mutex);
+  auto& s = ctx->scratch[stream];
+  if (s.bytes >= bytes) return s.ptr;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  check(cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &capture), "cudaStreamIsCapturing");
+  if (capture != cudaStreamCaptureStatusNone)
+    throw sdk::Error(SEATRT_ERR_UNAVAILABLE,
+                     "cuda: scratch memory must grow while a graph is being captured; run the same "
+                     "shapes once before capturing");
+  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize (scratch)");
+  if (s.ptr) check(cudaFree(s.ptr), "cudaFree (scratch)");
+  s.ptr = nullptr;
+  s.bytes = 0;
+  const size_t grown = bytes + bytes / 4;
+  check(cudaMalloc(&s.ptr, grown), "cudaMalloc scratch of " + std::to_string(grown) + " bytes");
+  s.bytes = grown;
+  return s.ptr;
+}
+
+void* pinned(seatrt_kernel_context* ctx, size_t bytes) {
+  std::lock_guard<std::mutex> lock(ctx->mutex);
+  if (ctx->pinned_bytes >= bytes) return ctx->pinned;
+  if (ctx->pinned) cudaFreeHost(ctx->pinned);
+  ctx->pinned = nullptr;
+  ctx->pinned_bytes = 0;
+  check(cudaMallocHost(&ctx->pinned, bytes), "cudaMallocHost of " + std::to_string(bytes) + " bytes");
+  ctx->pinned_bytes = bytes;
+  return ctx->pinned;
+}
+
+void release_context_memory(seatrt_kernel_context* ctx) {
+  cudaSetDevice(ctx->device);
+  cudaDeviceSynchronize();
+  for (auto& [stream, s] : ctx->scratch)
+    if (s.ptr) cudaFree(s.ptr);
+  ctx->scratch.clear();
+  for (auto& [key, t] : ctx->moe_tables)
+    if (t.device) cudaFree(t.device);
+  ctx->moe_tables.clear();
+  if (ctx->pinned) cudaFreeHost(ctx->pinned);
+  ctx->pinned = nullptr;
+}
+
+}  // namespace seatrt::cuda

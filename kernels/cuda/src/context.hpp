@@ -1,0 +1,64 @@
+// The CUDA provider's context: the device it was made for, per-stream
+// scratch memory, and the device-side weight tables MoE reads.  Plus the
+// conversion of CUDA errors into ABI statuses.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "launch.hpp"
+#include "seatrt/seatrt.h"
+
+struct seatrt_kernel_context {
+  int32_t device = 0;
+  std::mutex mutex;  // guards the maps below
+  // Scratch memory per stream (streams may run concurrently).
+  struct Scratch {
+    void* ptr = nullptr;
+    size_t bytes = 0;
+  };
+  std::map<void*, Scratch> scratch;
+  // MoE weight tables, keyed by the three host arrays; `host` is the copy
+  // uploaded, compared on each use so changed arrays are re-uploaded.
+  struct MoeTable {
+    std::vector<seatrt::cuda::WeightRef> host;
+    seatrt::cuda::WeightRef* device = nullptr;
+    bool vec = false;
+  };
+  std::map<std::vector<const void*>, MoeTable> moe_tables;
+  // Pinned host buffer for sampling.
+  void* pinned = nullptr;
+  size_t pinned_bytes = 0;
+};
+
+struct seatrt_graph {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+};
+
+namespace seatrt::cuda {
+
+// Throws sdk::Error for a CUDA error, naming `what`.
+void check(cudaError_t err, const std::string& what);
+inline void check(int err, const std::string& what) { check(static_cast<cudaError_t>(err), what); }
+
+// Makes `ctx`'s device current on the calling thread.
+void use_device(seatrt_kernel_context* ctx);
+
+// Scratch memory of at least `bytes` for `stream`.  Growing synchronises the
+// stream first; it is refused while the stream is being captured.
+void* scratch(seatrt_kernel_context* ctx, seatrt_stream stream, size_t bytes);
+
+// Pinned host memory of at least `bytes` (the caller holds it until its
+// synchronous use ends; sample is synchronous).
+void* pinned(seatrt_kernel_context* ctx, size_t bytes);
+
+void release_context_memory(seatrt_kernel_context* ctx);
+
+}  // namespace seatrt::cuda

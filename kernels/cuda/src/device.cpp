@@ -1,0 +1,178 @@
+// Device-level slots: probe, contexts, memory, streams and CUDA graphs.
+#include <cctype>
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+#include "context.hpp"
+#include "ops.hpp"
+#include "seatrt/cpp/plugin.hpp"
+
+namespace seatrt::cuda {
+
+void probe(seatrt_kernel_probe* out) {
+  if (!out) throw sdk::Error(SEATRT_ERR_INVALID_ARG, "cuda probe: out is NULL");
+  // The answer cannot change while the library is loaded: compute it once.
+  static std::once_flag once;
+  static std::string detail;
+  static uint32_t score = 0;
+  std::call_once(once, [] {
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    cudaGetLastError();
+    if (err == cudaErrorInsufficientDriver) { detail = "no CUDA driver"; return; }
+    if (err == cudaErrorNoDevice || (err == cudaSuccess && count == 0)) { detail = "no device"; return; }
+    if (err != cudaSuccess) { detail = std::string("CUDA unavailable: ") + cudaGetErrorName(err); return; }
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+      cudaGetLastError();
+      detail = "no device (cudaGetDeviceProperties failed)";
+      return;
+    }
+    char gib[32];
+    std::snprintf(gib, sizeof gib, "%.0f", static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
+    detail = std::string(prop.name) + ", sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ", " +
+             gib + " GiB";
+    if (prop.major == 9 && prop.minor == 0) score = 200;
+    else detail += " (this build has code for sm_90a only)";
+  });
+  out->score = score;
+  out->detail = detail.c_str();
+}
+
+seatrt_kernel_context* create(const char* options_toml, int32_t device_index) {
+  // No options yet: anything other than blanks and comments is refused.
+  if (options_toml) {
+    bool comment = false;
+    for (const char* p = options_toml; *p; ++p) {
+      if (*p == '#') comment = true;
+      else if (*p == '\n') comment = false;
+      else if (!comment && !std::isspace(static_cast<unsigned char>(*p)))
+        throw sdk::Error(SEATRT_ERR_INVALID_ARG, "cuda: [kernels.options] must be empty: this provider has no options");
+    }
+  }
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) check(err, "cudaGetDeviceCount");
+  if (device_index < 0 || device_index >= count)
+    throw sdk::Error(SEATRT_ERR_INVALID_ARG, "cuda: device index " + std::to_string(device_index) +
+                                                 " out of range (" + std::to_string(count) + " devices)");
+  check(cudaSetDevice(device_index), "cudaSetDevice");
+  auto* ctx = new seatrt_kernel_context;
+  ctx->device = device_index;
+  return ctx;
+}
+
+void destroy(seatrt_kernel_context* ctx) {
+  if (!ctx) return;
+  release_context_memory(ctx);
+  delete ctx;
+}
+
+void* alloc(seatrt_kernel_context* ctx, size_t bytes) {
+  use_device(ctx);
+  void* p = nullptr;
+  check(cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc of " + std::to_string(bytes) + " bytes");
+  return p;
+}
+
+void free_memory(seatrt_kernel_context* ctx, void* ptr) {
+  if (!ctx || !ptr) return;
+  cudaSetDevice(ctx->device);
+  cudaFree(ptr);
+  cudaGetLastError();
+}
+
+void memory_info(seatrt_kernel_context* ctx, size_t* free_bytes, size_t* total_bytes) {
+  use_device(ctx);
+  if (!free_bytes || !total_bytes) throw sdk::Error(SEATRT_ERR_INVALID_ARG, "cuda memory_info: NULL output");
+  check(cudaMemGetInfo(free_bytes, total_bytes), "cudaMemGetInfo");
+}
+
+void copy(seatrt_kernel_context* ctx, seatrt_stream stream, void* dst, int32_t dst_kind, const void* src,
+          int32_t src_kind, size_t bytes) {
+  use_device(ctx);
+  if (bytes == 0) return;
+  if (!dst || !src) throw sdk::Error(SEATRT_ERR_INVALID_ARG, "cuda copy: NULL pointer");
+  const bool d = dst_kind == SEATRT_DEVICE_CUDA, s = src_kind == SEATRT_DEVICE_CUDA;
+  if ((dst_kind != SEATRT_DEVICE_CPU && !d) || (src_kind != SEATRT_DEVICE_CPU && !s))
+    throw sdk::Error(SEATRT_ERR_INVALID_ARG, "cuda copy: unknown device kind");
+  const cudaMemcpyKind kind = d ? (s ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
+                                : (s ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
+  check(cudaMemcpyAsync(dst, src, bytes, kind, static_cast<cudaStream_t>(stream)), "cudaMemcpyAsync");
+}
+
+void memset_zero(seatrt_kernel_context* ctx, seatrt_stream stream, void* dst, size_t bytes) {
+  use_device(ctx);
+  if (bytes == 0) return;
+  check(cudaMemsetAsync(dst, 0, bytes, static_cast<cudaStream_t>(stream)), "cudaMemsetAsync");
+}
+
+seatrt_stream stream_create(seatrt_kernel_context* ctx) {
+  use_device(ctx);
+  cudaStream_t s = nullptr;
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  return s;
+}
+
+void stream_destroy(seatrt_kernel_context* ctx, seatrt_stream stream) {
+  if (!ctx || !stream) return;
+  cudaSetDevice(ctx->device);
+  cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
+  {
+    std::lock_guard<std::mutex> lock(ctx->mutex);
+    auto it = ctx->scratch.find(stream);
+    if (it != ctx->scratch.end()) {
+      if (it->second.ptr) cudaFree(it->second.ptr);
+      ctx->scratch.erase(it);
+    }
+  }
+  cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+  cudaGetLastError();
+}
+
+void stream_sync(seatrt_kernel_context* ctx, seatrt_stream stream) {
+  use_device(ctx);
+  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "execution error on the stream");
+}
+
+void graph_begin(seatrt_kernel_context* ctx, seatrt_stream stream) {
+  use_device(ctx);
+  if (!stream) throw sdk::Error(SEATRT_ERR_INVALID_ARG, "cuda graph_begin: the default stream cannot be captured");
+  // Relaxed: other threads may keep allocating while this stream records.
+  check(cudaStreamBeginCapture(static_cast<cudaStream_t>(stream), cudaStreamCaptureModeRelaxed),
+        "cudaStreamBeginCapture");
+}
+
+seatrt_graph* graph_end(seatrt_kernel_context* ctx, seatrt_stream stream) {
+  use_device(ctx);
+  cudaGraph_t g = nullptr;
+  check(cudaStreamEndCapture(static_cast<cudaStream_t>(stream), &g), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t err = cudaGraphInstantiate(&exec, g, 0);
+  if (err != cudaSuccess) {
+    cudaGraphDestroy(g);
+    check(err, "cudaGraphInstantiate");
+  }
+  auto* graph = new seatrt_graph;
+  graph->graph = g;
+  graph->exec = exec;
+  return graph;
+}
+
+void graph_launch(seatrt_kernel_context* ctx, seatrt_stream stream, seatrt_graph* graph) {
+  use_device(ctx);
+  if (!graph) throw sdk::Error(SEATRT_ERR_INVALID_ARG, "cuda graph_launch: graph is NULL");
+  check(cudaGraphLaunch(graph->exec, static_cast<cudaStream_t>(stream)), "cudaGraphLaunch");
+}
+
+void graph_destroy(seatrt_kernel_context* ctx, seatrt_graph* graph) {
+  if (!graph) return;
+  if (ctx) cudaSetDevice(ctx->device);
+  if (graph->exec) cudaGraphExecDestroy(graph->exec);
+  if (graph->graph) cudaGraphDestroy(graph->graph);
+  cudaGetLastError();
+  delete graph;
+}
+
+}  // namespace seatrt::cuda

@@ -1,0 +1,148 @@
+// Paged KV cache: kv_store and attention (decode and prefill share one
+// kernel).  One block of 4 warps per (query row, q head); the warps take
+// keys round-robin, each keeps an online softmax (running max, sum and
+// weighted V in fp32) and the four partial states are merged at the end.
+// A lane holds DPL consecutive elements of the head dim (D <= 32 * DPL).
+#include "device_common.cuh"
+
+namespace seatrt::cuda {
+namespace {
+
+constexpr int kWarps = 4;
+
+__global__ void kv_store_kernel(KvStoreProblem p) {
+  const int64_t heads = p.k.d1, dim = p.k.d2;
+  const int64_t n = p.k.d0 * heads * dim;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t d = i % dim, h = (i / dim) % heads, t = i / (dim * heads);
+    const int64_t slot = p.slots[t];
+    if (slot < 0 || slot >= p.num_slots) continue;  // -1 skips; out of range is ignored
+    const int64_t dst = (slot * heads + h) * dim + d;
+    const float kv = load_as_float(p.k.data, p.k.dtype, t * p.k.s0 + h * p.k.s1 + d);
+    store_from_float(p.k_cache, p.cache_dtype, dst, kv / p.k_scale);
+    if (p.v.data) {
+      const float vv = load_as_float(p.v.data, p.v.dtype, t * p.v.s0 + h * p.v.s1 + d);
+      store_from_float(p.v_cache, p.cache_dtype, dst, vv / p.v_scale);
+    }
+  }
+}
+
+template <int DPL>
+__device__ __forceinline__ void load_row(const void* base, int32_t dtype, int64_t off, int lane,
+                                         int64_t dim, float scale, float (&v)[DPL]) {
+  const int64_t start = off + int64_t(lane) * DPL;
+  if (dtype == SEATRT_DTYPE_BF16 && DPL % 8 == 0 && int64_t(lane + 1) * DPL <= dim) {
+    const uint4* p = reinterpret_cast<const uint4*>(static_cast<const __nv_bfloat16*>(base) + start);
+#pragma unroll
+    for (int c = 0; c < DPL / 8; ++c) {
+      uint4 u = p[c];
+      const __nv_bfloat162* b = reinterpret_cast<const __nv_bfloat162*>(&u);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float2 f = __bfloat1622float2(b[j]);
+        v[c * 8 + 2 * j] = f.x * scale;
+        v[c * 8 + 2 * j + 1] = f.y * scale;
+      }
+    }
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < DPL; ++i)
+    v[i] = (int64_t(lane) * DPL + i < dim) ? load_as_float(base, dtype, start + i) * scale : 0.0f;
+}
+
+template <int DPL>
+__global__ void __launch_bounds__(kWarps * 32) attention_kernel(AttentionProblem p) {
+  const int64_t t = blockIdx.x;
+  const int qh = blockIdx.y;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t dim = p.q.d2;
+  const int q_heads = static_cast<int>(p.q.d1);
+  const int kvh = qh / (q_heads / p.kv_heads);
+
+  // Which sequence owns row t: the last s with query_start[s] <= t.
+  int lo = 0, hi = p.num_seqs - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (p.query_start[mid] <= t) lo = mid; else hi = mid - 1;
+  }
+  const int seq = lo;
+  const int64_t n_rows = p.query_start[seq + 1] - p.query_start[seq];
+  const int64_t pos = p.seq_lens[seq] - n_rows + (t - p.query_start[seq]);
+  int64_t first = 0;
+  if (p.window > 0 && pos - p.window + 1 > 0) first = pos - p.window + 1;
+  const int32_t* table = p.block_tables + seq * p.block_table_stride;
+
+  float q[DPL];
+  load_row<DPL>(p.q.data, p.q.dtype, t * p.q.s0 + qh * p.q.s1, lane, dim, 1.0f, q);
+
+  float m = -INFINITY, l = 0.0f, acc[DPL];
+#pragma unroll
+  for (int i = 0; i < DPL; ++i) acc[i] = 0.0f;
+
+  for (int64_t j = first + warp; j <= pos; j += kWarps) {
+    if (j / p.block_size >= p.max_blocks_per_seq) break;
+    const int32_t block = table[j / p.block_size];
+    if (block < 0 || block >= p.num_blocks) continue;
+    const int64_t off = ((int64_t(block) * p.block_size + j % p.block_size) * p.kv_heads + kvh) * dim;
+    float k[DPL];
+    load_row<DPL>(p.k_cache, p.cache_dtype, off, lane, dim, p.k_scale, k);
+    float dot = 0.0f;
+#pragma unroll
+    for (int i = 0; i < DPL; ++i) dot += q[i] * k[i];
+    float s = warp_sum(dot) * p.scale;
+    if (p.softcap > 0.0f) s = p.softcap * tanhf(s / p.softcap);
+    float v[DPL];
+    load_row<DPL>(p.v_cache, p.cache_dtype, off, lane, dim, p.v_scale, v);
+    const float m_new = fmaxf(m, s);
+    const float corr = expf(m - m_new);  // 0 when m is -inf
+    const float w = expf(s - m_new);
+    l = l * corr + w;
+#pragma unroll
+    for (int i = 0; i < DPL; ++i) acc[i] = acc[i] * corr + w * v[i];
+    m = m_new;
+  }
+
+  // Merge the warps' states.
+  __shared__ float sm_m[kWarps], sm_l[kWarps];
+  __shared__ float sm_acc[kWarps][32 * DPL];
+  if (lane == 0) { sm_m[warp] = m; sm_l[warp] = l; }
+#pragma unroll
+  for (int i = 0; i < DPL; ++i) sm_acc[warp][lane * DPL + i] = acc[i];
+  __syncthreads();
+  float gm = -INFINITY;
+  for (int w = 0; w < kWarps; ++w) gm = fmaxf(gm, sm_m[w]);
+  float gl = 0.0f;
+  for (int w = 0; w < kWarps; ++w) gl += sm_l[w] * (sm_m[w] == -INFINITY ? 0.0f : expf(sm_m[w] - gm));
+  const float inv = gl > 0.0f ? 1.0f / gl : 0.0f;
+  for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
+    float o = 0.0f;
+    for (int w = 0; w < kWarps; ++w)
+      if (sm_m[w] != -INFINITY) o += sm_acc[w][d] * expf(sm_m[w] - gm);
+    store_from_float(p.out.data, p.out.dtype, t * p.out.s0 + qh * p.out.s1 + d, o * inv);
+  }
+}
+
+}  // namespace
+
+int launch_kv_store(Stream s, const KvStoreProblem& p) {
+  const int64_t n = p.k.d0 * p.k.d1 * p.k.d2;
+  if (n == 0) return 0;
+  int64_t blocks = ceil_div(n, 256);
+  if (blocks > 1 << 20) blocks = 1 << 20;
+  kv_store_kernel<<<static_cast<unsigned>(blocks), 256, 0, cudaStream_t(s)>>>(p);
+  return last_error();
+}
+
+int launch_attention(Stream s, const AttentionProblem& p) {
+  if (p.q.d0 == 0) return 0;
+  const dim3 grid(static_cast<unsigned>(p.q.d0), static_cast<unsigned>(p.q.d1));
+  cudaStream_t st = cudaStream_t(s);
+  if (p.q.d2 <= 128) attention_kernel<4><<<grid, kWarps * 32, 0, st>>>(p);
+  else if (p.q.d2 <= 256) attention_kernel<8><<<grid, kWarps * 32, 0, st>>>(p);
+  else attention_kernel<16><<<grid, kWarps * 32, 0, st>>>(p);
+  return last_error();
+}
+
+}  // namespace seatrt::cuda

@@ -1,0 +1,145 @@
+// Simple memory-bound kernels: elementwise, embedding, rms_norm, glu, rope,
+// gather_rows.  One grid-stride loop each; math in fp32.
+#include "device_common.cuh"
+
+namespace seatrt::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned grid_for(int64_t n) {
+  int64_t b = ceil_div(n, kThreads);
+  if (b > 65535LL * 16) b = 65535LL * 16;
+  return static_cast<unsigned>(b < 1 ? 1 : b);
+}
+
+__global__ void elementwise_kernel(int op, Mat a, Mat b, float alpha, Mat out) {
+  const int64_t n = a.rows * a.cols;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = i / a.cols, c = i % a.cols;
+    const float x = mat_load(a, r, c);
+    float y;
+    switch (op) {
+      case 0: y = x + mat_load(b, r % b.rows, c); break;
+      case 1: y = x * mat_load(b, r % b.rows, c); break;
+      case 2: y = x * alpha; break;
+      case 3: y = alpha * tanhf(x / alpha); break;
+      default: y = x; break;
+    }
+    mat_store(out, r, c, y);
+  }
+}
+
+__global__ void embedding_kernel(const int32_t* ids, int64_t count, Mat table, float scale, Mat out) {
+  const int64_t n = count * table.cols;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t t = i / table.cols, c = i % table.cols;
+    const int32_t id = ids[t];
+    // Out-of-range ids cannot be reported from here; they read as zeros.
+    const float v = (id >= 0 && id < table.rows) ? mat_load(table, id, c) * scale : 0.0f;
+    mat_store(out, t, c, v);
+  }
+}
+
+// One block per row.
+__global__ void rms_norm_kernel(Mat x, const void* weight, int32_t wdtype, float eps, Mat out) {
+  __shared__ float scratch[32];
+  const int64_t r = blockIdx.x;
+  float ss = 0.0f;
+  for (int64_t c = threadIdx.x; c < x.cols; c += blockDim.x) {
+    const float v = mat_load(x, r, c);
+    ss += v * v;
+  }
+  ss = block_sum(ss, scratch);
+  const float inv = rsqrtf(ss / static_cast<float>(x.cols) + eps);
+  for (int64_t c = threadIdx.x; c < x.cols; c += blockDim.x) {
+    float v = mat_load(x, r, c) * inv;
+    if (weight) v *= load_as_float(weight, wdtype, c);
+    mat_store(out, r, c, v);
+  }
+}
+
+__global__ void glu_kernel(int act, Mat gate, Mat up, Mat out) {
+  const int64_t n = gate.rows * gate.cols;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = i / gate.cols, c = i % gate.cols;
+    mat_store(out, r, c, activation(act, mat_load(gate, r, c)) * mat_load(up, r, c));
+  }
+}
+
+// One thread per rotated pair (t, head, i < D/2).
+__global__ void rope_kernel(View3 x, const int32_t* positions, const float* inv_freq, View3 out) {
+  const int64_t half = x.d2 / 2;
+  const int64_t n = x.d0 * x.d1 * half;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t p = i % half, h = (i / half) % x.d1, t = i / (half * x.d1);
+    const int64_t xi = t * x.s0 + h * x.s1, oi = t * out.s0 + h * out.s1;
+    const float a = load_as_float(x.data, x.dtype, xi + p);
+    const float b = load_as_float(x.data, x.dtype, xi + p + half);
+    const float f = inv_freq[p];
+    float s = 0.0f, c = 1.0f;
+    if (f != 0.0f) sincosf(static_cast<float>(positions[t]) * f, &s, &c);
+    store_from_float(out.data, out.dtype, oi + p, a * c - b * s);
+    store_from_float(out.data, out.dtype, oi + p + half, b * c + a * s);
+  }
+}
+
+__global__ void gather_rows_kernel(Mat x, const int32_t* index, Mat out) {
+  const int64_t n = out.rows * out.cols;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = i / out.cols, c = i % out.cols;
+    const int32_t src = index[r];
+    mat_store(out, r, c, (src >= 0 && src < x.rows) ? mat_load(x, src, c) : 0.0f);
+  }
+}
+
+}  // namespace
+
+int launch_elementwise(Stream s, int op, const Mat& a, const Mat& b, float alpha, const Mat& out) {
+  elementwise_kernel<<<grid_for(a.rows * a.cols), kThreads, 0, cudaStream_t(s)>>>(op, a, b, alpha, out);
+  return last_error();
+}
+
+int launch_embedding(Stream s, const int32_t* ids, int64_t count, const Mat& table, float scale,
+                     const Mat& out) {
+  if (count == 0) return 0;
+  embedding_kernel<<<grid_for(count * table.cols), kThreads, 0, cudaStream_t(s)>>>(ids, count, table,
+                                                                                  scale, out);
+  return last_error();
+}
+
+int launch_rms_norm(Stream s, const Mat& x, const void* weight, int32_t weight_dtype, float eps,
+                    const Mat& out) {
+  if (x.rows == 0) return 0;
+  const int threads = x.cols >= 1024 ? 256 : 128;
+  rms_norm_kernel<<<static_cast<unsigned>(x.rows), threads, 0, cudaStream_t(s)>>>(x, weight, weight_dtype,
+                                                                                 eps, out);
+  return last_error();
+}
+
+int launch_glu(Stream s, int act, const Mat& gate, const Mat& up, const Mat& out) {
+  if (gate.rows * gate.cols == 0) return 0;
+  glu_kernel<<<grid_for(gate.rows * gate.cols), kThreads, 0, cudaStream_t(s)>>>(act, gate, up, out);
+  return last_error();
+}
+
+int launch_rope(Stream s, const View3& x, const int32_t* positions, const float* inv_freq,
+                const View3& out) {
+  const int64_t n = x.d0 * x.d1 * (x.d2 / 2);
+  if (n == 0) return 0;
+  rope_kernel<<<grid_for(n), kThreads, 0, cudaStream_t(s)>>>(x, positions, inv_freq, out);
+  return last_error();
+}
+
+int launch_gather_rows(Stream s, const Mat& x, const int32_t* index, const Mat& out) {
+  if (out.rows * out.cols == 0) return 0;
+  gather_rows_kernel<<<grid_for(out.rows * out.cols), kThreads, 0, cudaStream_t(s)>>>(x, index, out);
+  return last_error();
+}
+
+}  // namespace seatrt::cuda

@@ -1,0 +1,201 @@
+// linear and moe on the skinny-M kernel of gemv.cuh.  MoE runs as: group
+// the (token, slot) assignments by expert on the device, then one grid over
+// (row chunk, active expert) for gate/up + activation, one for down (scaled
+// by the router weight), then a fixed-order sum over each token's k slots.
+// Blocks of inactive expert slots exit at once: no cost per unused expert.
+#include "gemv.cuh"
+
+namespace seatrt::cuda {
+namespace {
+
+__global__ void __launch_bounds__(kGemvWarps * 32) gemv_kernel(GemvArgs a) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t row = int64_t(blockIdx.x) * kGemvWarps + warp;
+  if (row >= a.n) return;
+  int64_t count = a.groups.rows, first = 0;
+  const int32_t* list = nullptr;
+  WeightRef w = a.w, wu = a.w_up;
+  if (a.groups.active) {
+    if (int(blockIdx.y) >= *a.groups.num_active) return;
+    const int e = a.groups.active[blockIdx.y];
+    first = a.groups.offsets[e];
+    count = a.groups.offsets[e + 1] - first;
+    list = a.groups.sorted + first;
+    w = a.table[e];
+    if (a.glu) wu = a.table_up[e];
+  }
+  for (int64_t t0 = 0; t0 < count; t0 += kTile) {
+    const int valid = static_cast<int>(count - t0 < kTile ? count - t0 : kTile);
+    int64_t asg[kTile], xrow[kTile];
+#pragma unroll
+    for (int m = 0; m < kTile; ++m) {
+      asg[m] = m < valid ? (list ? list[t0 + m] : t0 + m) : 0;
+      xrow[m] = asg[m] / a.x_div;
+    }
+    float acc[kTile] = {}, acc_up[kTile] = {};
+    dot_tile(w, row, a.k, a.x, xrow, valid, a.vec, acc);
+    if (a.glu) dot_tile(wu, row, a.k, a.x, xrow, valid, a.vec, acc_up);
+#pragma unroll
+    for (int m = 0; m < kTile; ++m) {
+      if (m >= valid) break;
+      float v = warp_sum(acc[m]) / w.global_divisor;
+      if (a.glu) v = activation(a.act, v) * (warp_sum(acc_up[m]) / wu.global_divisor);
+      if (a.row_weight) v *= a.row_weight[asg[m]];
+      if (lane == 0) mat_store(a.out, asg[m], row, v);
+    }
+  }
+}
+
+// Groups the assignments (t, j) -> expert ids[t*k+j].  One block.
+__global__ void moe_group_kernel(const int32_t* ids, int64_t assignments, int num_experts,
+                                 int32_t* offsets, int32_t* active, int32_t* num_active,
+                                 int32_t* sorted) {
+  extern __shared__ int32_t sm[];
+  int32_t* count = sm;
+  int32_t* cursor = sm + num_experts;
+  for (int e = threadIdx.x; e < num_experts; e += blockDim.x) { count[e] = 0; cursor[e] = 0; }
+  __syncthreads();
+  for (int64_t i = threadIdx.x; i < assignments; i += blockDim.x) {
+    const int e = ids[i];
+    if (e >= 0 && e < num_experts) atomicAdd(&count[e], 1);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int32_t run = 0, n = 0;
+    for (int e = 0; e < num_experts; ++e) {
+      offsets[e] = run;
+      cursor[e] = run;
+      if (count[e] > 0) active[n++] = e;
+      run += count[e];
+    }
+    offsets[num_experts] = run;
+    *num_active = n;
+  }
+  __syncthreads();
+  for (int64_t i = threadIdx.x; i < assignments; i += blockDim.x) {
+    const int e = ids[i];
+    if (e >= 0 && e < num_experts) sorted[atomicAdd(&cursor[e], 1)] = static_cast<int32_t>(i);
+  }
+}
+
+// out[t] = sum over j of y[t*k + j] (valid ids only), in slot order.
+__global__ void moe_sum_kernel(const float* y, const int32_t* ids, int top_k, int num_experts,
+                               int64_t tokens, int64_t hidden, Mat out) {
+  const int64_t n = tokens * hidden;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t t = i / hidden, c = i % hidden;
+    float s = 0.0f;
+    for (int j = 0; j < top_k; ++j) {
+      const int e = ids[t * top_k + j];
+      if (e >= 0 && e < num_experts) s += y[(t * top_k + j) * hidden + c];
+    }
+    mat_store(out, t, c, s);
+  }
+}
+
+struct MoeWorkspace {
+  int32_t* offsets;
+  int32_t* active;
+  int32_t* num_active;
+  int32_t* sorted;
+  float* h;
+  float* y;
+};
+
+size_t align256(size_t b) { return (b + 255) / 256 * 256; }
+
+MoeWorkspace carve(const MoeProblem& p, void* base) {
+  char* c = static_cast<char*>(base);
+  const size_t A = static_cast<size_t>(p.tokens) * static_cast<size_t>(p.top_k);
+  MoeWorkspace w{};
+  w.offsets = reinterpret_cast<int32_t*>(c); c += align256(sizeof(int32_t) * (size_t(p.num_experts) + 1));
+  w.active = reinterpret_cast<int32_t*>(c); c += align256(sizeof(int32_t) * size_t(p.num_experts));
+  w.num_active = reinterpret_cast<int32_t*>(c); c += 256;
+  w.sorted = reinterpret_cast<int32_t*>(c); c += align256(sizeof(int32_t) * A);
+  w.h = reinterpret_cast<float*>(c); c += align256(sizeof(float) * A * size_t(p.intermediate));
+  w.y = reinterpret_cast<float*>(c);
+  return w;
+}
+
+bool vec_ok(const Mat& x) {
+  if (x.dtype != SEATRT_DTYPE_F32 && x.dtype != SEATRT_DTYPE_BF16) return false;
+  const int64_t elem = x.dtype == SEATRT_DTYPE_F32 ? 4 : 2;
+  return (reinterpret_cast<uintptr_t>(x.data) % 16) == 0 && (x.row_stride * elem) % 16 == 0;
+}
+bool vec_ok(const WeightRef& w) {
+  return (reinterpret_cast<uintptr_t>(w.data) % 16) == 0 && w.data_row_bytes % 16 == 0;
+}
+
+}  // namespace
+
+int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
+  if (p.x.rows == 0 || p.n == 0) return 0;
+  GemvArgs a;
+  a.w = w;
+  a.n = p.n;
+  a.k = p.k;
+  a.x = p.x;
+  a.out = p.out;
+  a.groups.rows = p.x.rows;
+  a.vec = vec_ok(w) && vec_ok(p.x);
+  const dim3 grid(static_cast<unsigned>(ceil_div(p.n, kGemvWarps)), 1);
+  gemv_kernel<<<grid, kGemvWarps * 32, 0, cudaStream_t(s)>>>(a);
+  return last_error();
+}
+
+size_t moe_workspace_bytes(const MoeProblem& p) {
+  const size_t A = static_cast<size_t>(p.tokens) * static_cast<size_t>(p.top_k);
+  return align256(sizeof(int32_t) * (size_t(p.num_experts) + 1)) +
+         align256(sizeof(int32_t) * size_t(p.num_experts)) + 256 + align256(sizeof(int32_t) * A) +
+         align256(sizeof(float) * A * size_t(p.intermediate)) + align256(sizeof(float) * A * size_t(p.hidden));
+}
+
+// `vec` for the expert tables is decided by the caller through MoeProblem's
+// weights: see ops_moe.cpp (all experts are checked there).
+int launch_moe(Stream s, const MoeProblem& p, void* workspace) {
+  if (p.tokens == 0) return 0;
+  cudaStream_t st = cudaStream_t(s);
+  const MoeWorkspace ws = carve(p, workspace);
+  const int64_t A = p.tokens * p.top_k;
+  moe_group_kernel<<<1, 1024, sizeof(int32_t) * 2 * size_t(p.num_experts), st>>>(
+      p.ids, A, p.num_experts, ws.offsets, ws.active, ws.num_active, ws.sorted);
+  if (int e = last_error()) return e;
+  const unsigned slots = static_cast<unsigned>(A < p.num_experts ? A : p.num_experts);
+
+  GemvArgs g;
+  g.table = p.gate;
+  g.table_up = p.up;
+  g.glu = true;
+  g.act = p.activation;
+  g.n = p.intermediate;
+  g.k = p.hidden;
+  g.x = p.x;
+  g.x_div = p.top_k;
+  g.out = Mat{ws.h, SEATRT_DTYPE_F32, A, p.intermediate, p.intermediate};
+  g.groups = GemvGroups{ws.active, ws.num_active, ws.offsets, ws.sorted, 0};
+  g.vec = p.vec && vec_ok(p.x);
+  gemv_kernel<<<dim3(static_cast<unsigned>(ceil_div(g.n, kGemvWarps)), slots), kGemvWarps * 32, 0, st>>>(g);
+  if (int e = last_error()) return e;
+
+  GemvArgs d;
+  d.table = p.down;
+  d.n = p.hidden;
+  d.k = p.intermediate;
+  d.x = Mat{ws.h, SEATRT_DTYPE_F32, A, p.intermediate, p.intermediate};
+  d.x_div = 1;
+  d.out = Mat{ws.y, SEATRT_DTYPE_F32, A, p.hidden, p.hidden};
+  d.row_weight = p.weights;
+  d.groups = g.groups;
+  d.vec = p.vec && vec_ok(d.x);
+  gemv_kernel<<<dim3(static_cast<unsigned>(ceil_div(d.n, kGemvWarps)), slots), kGemvWarps * 32, 0, st>>>(d);
+  if (int e = last_error()) return e;
+
+  int64_t blocks = ceil_div(p.tokens * p.hidden, 256);
+  if (blocks > 1 << 20) blocks = 1 << 20;
+  moe_sum_kernel<<<static_cast<unsigned>(blocks), 256, 0, st>>>(ws.y, p.ids, p.top_k, p.num_experts,
+                                                                 p.tokens, p.hidden, p.out);
+  return last_error();
+}
+
+}  // namespace seatrt::cuda

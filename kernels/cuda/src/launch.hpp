@@ -1,0 +1,140 @@
+// The boundary between the host side of the CUDA provider (argument checks,
+// compiled by the host compiler with the project's warnings) and the kernels
+// (compiled by nvcc).  Only plain structs and launcher declarations: every
+// launcher enqueues work on `stream` and returns the launch's cudaError_t
+// (as int, so this header needs no CUDA include).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace seatrt::cuda {
+
+using Stream = void*;  // cudaStream_t
+
+// A 2-D view: rows x cols elements, the last axis contiguous, rows
+// `row_stride` elements apart.  dtype is a seatrt_dtype.
+struct Mat {
+  void* data = nullptr;
+  int32_t dtype = 0;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t row_stride = 0;
+};
+
+// A 3-D view [d0, d1, d2] with the last axis contiguous.
+struct View3 {
+  void* data = nullptr;
+  int32_t dtype = 0;
+  int64_t d0 = 0, d1 = 0, d2 = 0;
+  int64_t s0 = 0, s1 = 0;  // strides of axes 0 and 1, in elements
+};
+
+// How the kernels read one Linear's weight.
+enum class WeightKind : int32_t {
+  Fp4E4m3Scales = 0,  // E2M1X2 data, E4M3 group scales (CT row-major)
+  Fp4Bf16Scales = 1,  // E2M1X2 data, BF16 group scales (SM90_TILED, see README)
+  DenseBf16 = 2,
+  DenseF16 = 3,
+  DenseF32 = 4,
+};
+
+struct WeightRef {
+  const void* data = nullptr;
+  const void* scales = nullptr;
+  float global_divisor = 1.0f;  // w = fp4 * scale / global_divisor
+  int32_t kind = 0;             // WeightKind
+  int64_t data_row_bytes = 0;   // bytes between rows of data
+  int64_t scale_row_elems = 0;  // elements between rows of scales
+};
+
+// y[out_row(a)] = W x[a / x_div] for the rows of the assignments of a group.
+// Plain linear: one group holding rows 0..M-1.
+struct GemvProblem {
+  int64_t n = 0;  // output features
+  int64_t k = 0;  // input features
+  Mat x;          // [rows, k]
+  Mat out;        // [rows', n]
+};
+
+int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p);
+
+int launch_elementwise(Stream s, int op, const Mat& a, const Mat& b, float alpha, const Mat& out);
+int launch_embedding(Stream s, const int32_t* ids, int64_t count, const Mat& table, float scale,
+                     const Mat& out);
+int launch_rms_norm(Stream s, const Mat& x, const void* weight, int32_t weight_dtype, float eps,
+                    const Mat& out);
+int launch_glu(Stream s, int activation, const Mat& gate, const Mat& up, const Mat& out);
+int launch_rope(Stream s, const View3& x, const int32_t* positions, const float* inv_freq,
+                const View3& out);
+int launch_gather_rows(Stream s, const Mat& x, const int32_t* index, const Mat& out);
+
+struct KvStoreProblem {
+  View3 k, v;  // v.data null: one tensor
+  const int64_t* slots = nullptr;
+  void* k_cache = nullptr;
+  void* v_cache = nullptr;
+  int32_t cache_dtype = 0;
+  int64_t num_slots = 0;  // num_blocks * block_size
+  float k_scale = 1.0f, v_scale = 1.0f;
+};
+int launch_kv_store(Stream s, const KvStoreProblem& p);
+
+struct AttentionProblem {
+  View3 q;    // [T, q_heads, D]
+  View3 out;  // [T, q_heads, D]
+  const void* k_cache = nullptr;
+  const void* v_cache = nullptr;  // == k_cache for one-tensor layers
+  int32_t cache_dtype = 0;
+  int32_t block_size = 0;
+  int32_t kv_heads = 0;
+  int64_t num_blocks = 0;
+  float k_scale = 1.0f, v_scale = 1.0f;
+  const int32_t* query_start = nullptr;
+  const int32_t* seq_lens = nullptr;
+  const int32_t* block_tables = nullptr;
+  int64_t block_table_stride = 0;
+  int64_t max_blocks_per_seq = 0;
+  int32_t num_seqs = 0;
+  int32_t window = 0;
+  float scale = 1.0f;
+  float softcap = 0.0f;
+};
+int launch_attention(Stream s, const AttentionProblem& p);
+
+int launch_router_topk(Stream s, const Mat& logits, int32_t top_k, bool renormalize,
+                       const void* per_expert_scale, int32_t scale_dtype, int32_t* ids,
+                       float* weights);
+
+// Mixture of experts.  The three weight tables live in device memory (one
+// WeightRef per expert).  `workspace` must hold moe_workspace_bytes().
+struct MoeProblem {
+  int32_t activation = 0;
+  int32_t num_experts = 0;
+  int32_t top_k = 0;
+  int64_t tokens = 0;
+  int64_t hidden = 0;        // H
+  int64_t intermediate = 0;  // I
+  Mat x;                     // [T, H]
+  const int32_t* ids = nullptr;
+  const float* weights = nullptr;
+  const WeightRef* gate = nullptr;
+  const WeightRef* up = nullptr;
+  const WeightRef* down = nullptr;
+  bool vec = false;  // every expert weight allows 16-byte loads (checked by the caller)
+  Mat out;  // [T, H]
+};
+size_t moe_workspace_bytes(const MoeProblem& p);
+int launch_moe(Stream s, const MoeProblem& p, void* workspace);
+
+// Sampling statistics of one row on the device (greedy fast path).
+struct RowStats {
+  int32_t argmax;
+  int32_t non_finite;
+  float max_logit;
+  float log_sum_exp;  // log(sum(exp(l - max))) + max
+};
+int launch_row_stats(Stream s, const float* logits, int64_t rows, int64_t vocab, int64_t row_stride,
+                     RowStats* out);
+
+}  // namespace seatrt::cuda
