@@ -1,0 +1,211 @@
+#include "engine.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <span>
+#include <string>
+#include <unordered_map>
+
+#include "batch_builder.hpp"
+#include "host_sampler.hpp"
+
+namespace seatrt::engine {
+
+Engine::Engine(const EngineConfig& config, const KvPlan& plan, std::unique_ptr<ModelRunner> runner)
+    : config_(config), kv_(plan), scheduler_(config.scheduler, kv_), runner_(std::move(runner)) {
+  stats_.blocks_total = kv_.blocks_total();
+  thread_ = std::thread([this] { loop(); });
+}
+
+Engine::~Engine() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+SubmitStatus Engine::submit(GenerationRequest request, int64_t* id) {
+  if (draining_) return SubmitStatus::draining;
+  auto seq = std::make_shared<Sequence>();
+  seq->prompt_len = static_cast<int64_t>(request.prompt.size());
+  seq->tokens = request.prompt;
+  seq->request = std::move(request);
+  {
+    std::lock_guard lock(mutex_);
+    if (stats_.waiting + static_cast<int64_t>(inbox_.size()) >= config_.scheduler.max_waiting)
+      return SubmitStatus::queue_full;
+    seq->id = next_id_++;
+    live_ids_.insert(seq->id);
+    inbox_.push_back(seq);
+  }
+  if (id) *id = seq->id;
+  wake_.notify_all();
+  return SubmitStatus::accepted;
+}
+
+void Engine::cancel(int64_t id) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!live_ids_.count(id)) return;
+    cancels_.insert(id);
+  }
+  wake_.notify_all();
+}
+
+EngineStats Engine::stats() const {
+  std::lock_guard lock(mutex_);
+  EngineStats s = stats_;
+  s.waiting += static_cast<int64_t>(inbox_.size());
+  return s;
+}
+
+bool Engine::idle() const {
+  std::lock_guard lock(mutex_);
+  return inbox_.empty() && live_ids_.empty();
+}
+
+void Engine::finish(const SequencePtr& seq, FinishReason reason, const std::string& error) {
+  scheduler_.remove(seq);
+  FinishInfo info{reason, error, seq->prompt_len, seq->generated(), seq->cached_prompt_tokens};
+  {
+    std::lock_guard lock(mutex_);
+    live_ids_.erase(seq->id);
+  }
+  if (seq->request.on_finish) seq->request.on_finish(info);
+}
+
+void Engine::loop() {
+  std::unordered_map<int64_t, SequencePtr> live;
+  for (;;) {
+    std::vector<SequencePtr> arrived;
+    std::unordered_set<int64_t> cancelled;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] {
+        return stop_ || !inbox_.empty() || !cancels_.empty() || scheduler_.num_running() > 0 ||
+               scheduler_.num_waiting() > 0;
+      });
+      if (stop_) break;
+      arrived.swap(inbox_);
+      cancelled.swap(cancels_);
+    }
+    for (auto& seq : arrived) {
+      live.emplace(seq->id, seq);
+      if (!scheduler_.enqueue(seq)) {
+        live.erase(seq->id);
+        finish(seq, FinishReason::error, "the waiting queue is full");
+      }
+    }
+    for (int64_t id : cancelled) {
+      auto it = live.find(id);
+      if (it == live.end()) continue;
+      auto seq = it->second;
+      live.erase(it);
+      finish(seq, FinishReason::cancelled, "cancelled");
+    }
+    step();
+    // Forget finished sequences.
+    for (auto it = live.begin(); it != live.end();) {
+      bool alive;
+      {
+        std::lock_guard lock(mutex_);
+        alive = live_ids_.count(it->first) > 0;
+      }
+      it = alive ? std::next(it) : live.erase(it);
+    }
+  }
+  // Shutting down: everything left finishes as cancelled.
+  for (auto& [id, seq] : live) {
+    scheduler_.remove(seq);
+    if (seq->request.on_finish)
+      seq->request.on_finish({FinishReason::cancelled, "the server is shutting down", seq->prompt_len,
+                              seq->generated(), seq->cached_prompt_tokens});
+  }
+}
+
+void Engine::step() {
+  StepPlan plan = scheduler_.schedule();
+  if (plan.chunks.empty()) {
+    if (scheduler_.num_running() == 0 && scheduler_.num_waiting() > 0) {
+      // Cannot happen with a validated plan; never spin on it.
+      finish(scheduler_.waiting().front(), FinishReason::error,
+           "the request does not fit in the KV pool even alone");
+    }
+  } else {
+    const auto& kvp = kv_.plan();
+    StepBatch batch = build_step_batch(plan, kvp.block_size, kvp.full.has_value(), kvp.windowed.has_value());
+    std::vector<float> logits;
+    std::string error;
+    try {
+      runner_->forward(batch, logits);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    if (!error.empty()) {
+      for (auto& c : plan.chunks)
+        finish(c.seq, FinishReason::error, "the model's forward step failed: " + error);
+    } else {
+      const auto vocab = static_cast<size_t>(runner_->vocab_size());
+      size_t row = 0;
+      for (auto& c : plan.chunks) {
+        Sequence& seq = *c.seq;
+        seq.num_computed += c.count;
+        kv_.commit(seq);
+        if (!c.needs_logits) continue;
+        std::span<const float> row_logits(logits.data() + row * vocab, vocab);
+        ++row;
+        std::vector<uint32_t> mask;
+        if (seq.request.allowed_mask) mask = seq.request.allowed_mask();
+        SampleInput in;
+        in.logits = row_logits;
+        in.params = &seq.request.sampling;
+        in.step = static_cast<uint64_t>(seq.generated());
+        in.prompt_tokens = std::span<const int32_t>(seq.tokens.data(), static_cast<size_t>(seq.prompt_len));
+        in.output_tokens = std::span<const int32_t>(seq.tokens.data() + seq.prompt_len,
+                                                    static_cast<size_t>(seq.generated()));
+        in.allowed_mask = mask;
+        SampleResult r = sample_on_host(in);
+        if (r.non_finite) {
+          {
+            std::lock_guard lock(mutex_);  // counted before the request hears of it
+            ++stats_.non_finite;
+          }
+          finish(c.seq, FinishReason::error,
+               "the model produced non-finite logits (NaN or infinity) when sampling output token " +
+                   std::to_string(seq.generated()) + " (position " + std::to_string(seq.tokens.size()) +
+                   "); the seat is marked not ready");
+          continue;
+        }
+        if (r.event.token < 0) {
+          finish(c.seq, FinishReason::error, "no token is allowed by the output constraint at output token " +
+                                               std::to_string(seq.generated()));
+          continue;
+        }
+        const auto& stops = seq.request.stop_token_ids;
+        if (std::find(stops.begin(), stops.end(), r.event.token) != stops.end()) {
+          finish(c.seq, FinishReason::stop, "");
+          continue;
+        }
+        seq.tokens.push_back(r.event.token);
+        const bool keep = !seq.request.on_token || seq.request.on_token(r.event);
+        if (!keep) {
+          finish(c.seq, FinishReason::stop, "");
+        } else if (seq.generated() >= seq.request.max_new_tokens ||
+                   static_cast<int64_t>(seq.tokens.size()) >= config_.max_model_len) {
+          finish(c.seq, FinishReason::length, "");
+        }
+      }
+    }
+  }
+  std::lock_guard lock(mutex_);
+  stats_.waiting = static_cast<int64_t>(scheduler_.num_waiting());
+  stats_.running = static_cast<int64_t>(scheduler_.num_running());
+  stats_.blocks_used = kv_.blocks_used();
+  stats_.blocks_total = kv_.blocks_total();
+  stats_.preemptions += plan.preempted;
+  if (!plan.chunks.empty()) ++stats_.steps;
+}
+
+}  // namespace seatrt::engine

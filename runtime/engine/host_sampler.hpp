@@ -1,0 +1,33 @@
+// Sampling on the host from fp32 logits, with the semantics of the kernel
+// table's sample op (kernels.h seatrt_sample_args): logprobs from the RAW
+// logits; penalties, temperature, top-k, top-p, min-p and the allowed mask
+// shape the draw; (seed, step) fully determine it; a row with a NaN or
+// infinity is reported non-finite and yields no token.  Used when the
+// kernel provider has no sample op (and by the tests as the reference).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sequence.hpp"
+
+namespace seatrt::engine {
+
+struct SampleInput {
+  std::span<const float> logits;          // one row, [vocab]
+  const SamplingParams* params = nullptr;
+  uint64_t step = 0;                      // index of the token being drawn
+  std::span<const int32_t> prompt_tokens;
+  std::span<const int32_t> output_tokens;
+  std::span<const uint32_t> allowed_mask; // empty = no constraint
+};
+
+struct SampleResult {
+  bool non_finite = false;
+  TokenEvent event;
+};
+
+SampleResult sample_on_host(const SampleInput& input);
+
+}  // namespace seatrt::engine
