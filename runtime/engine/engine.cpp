@@ -70,8 +70,13 @@ void Engine::finish(const SequencePtr& seq, FinishReason reason, const std::stri
   scheduler_.remove(seq);
   FinishInfo info{reason, error, seq->prompt_len, seq->generated(), seq->cached_prompt_tokens};
   {
+    // Published before the caller hears of the finish, so a client that
+    // checks the pool right after its response sees its blocks freed.
     std::lock_guard lock(mutex_);
     live_ids_.erase(seq->id);
+    stats_.blocks_used = kv_.blocks_used();
+    stats_.running = static_cast<int64_t>(scheduler_.num_running());
+    stats_.waiting = static_cast<int64_t>(scheduler_.num_waiting());
   }
   if (seq->request.on_finish) seq->request.on_finish(info);
 }
