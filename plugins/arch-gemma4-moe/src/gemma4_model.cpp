@@ -1,0 +1,302 @@
+#include "gemma4_model.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "checkpoint_guard.hpp"
+#include "kernel_ops.hpp"
+#include "seatrt/cpp/plugin.hpp"
+
+namespace seatrt::gemma4 {
+
+namespace {
+
+using sdk::Error;
+
+// HF multiplies the looked-up embedding by sqrt(hidden) cast to the weight
+// dtype (bf16 in the released checkpoints): 53.066 -> 53.0 for 2816.
+float bf16_round(float v) {
+  uint32_t bits = std::bit_cast<uint32_t>(v);
+  bits += 0x7FFFu + ((bits >> 16) & 1u);
+  return std::bit_cast<float>(bits & 0xFFFF0000u);
+}
+
+float decode_scalar(const seatrt_checkpoint_tensor& t) {
+  uint16_t half;
+  float f;
+  switch (t.dtype) {
+    case SEATRT_DTYPE_F32:
+      std::memcpy(&f, t.data, 4);
+      return f;
+    case SEATRT_DTYPE_BF16:
+      std::memcpy(&half, t.data, 2);
+      return std::bit_cast<float>(static_cast<uint32_t>(half) << 16);
+    default:
+      throw Error(SEATRT_ERR_UNSUPPORTED, std::string("tensor '") + t.name + "': scalar must be BF16 or F32");
+  }
+}
+
+}  // namespace
+
+Model::Model(const seatrt_model_source* src, Config config)
+    : src_(src), k_(src->kernels), ctx_(src->kernel_context), c_(std::move(config)), max_tokens_(src->max_batch_tokens) {
+  if (!k_ || !ctx_) throw Error(SEATRT_ERR_INVALID_ARG, "create(): the model source has no kernel provider");
+  if (max_tokens_ <= 0) throw Error(SEATRT_ERR_INVALID_ARG, "create(): max_batch_tokens must be positive");
+  inspect_checkpoint(c_, src, {});
+
+  embed_ = load_plain(c_.prefix + "embed_tokens.weight");
+  final_norm_ = load_plain(c_.prefix + "norm.weight");
+  // Tied LM head: the embedding table read as a dense [vocab, hidden] Linear.
+  lm_head_.struct_size = sizeof(lm_head_);
+  lm_head_.format = SEATRT_WFMT_DENSE;
+  lm_head_.layout = SEATRT_LAYOUT_DENSE_ROW_MAJOR;
+  lm_head_.out_features = c_.vocab_size;
+  lm_head_.in_features = c_.hidden_size;
+  lm_head_.data = embed_;
+  lm_head_.scales.struct_size = sizeof(seatrt_tensor);
+  lm_head_.global_scale = 1.0f;
+  if (k_->prepare_weight) {
+    sdk::throw_if_error(k_->prepare_weight(ctx_, &lm_head_));
+    lm_head_prepared_ = true;
+  }
+  layers_.resize(static_cast<std::size_t>(c_.num_layers));
+  for (int32_t i = 0; i < c_.num_layers; ++i) load_layer(i);
+
+  // Workspaces.
+  int64_t q_cols = 0, kv_cols = 0;
+  for (const auto& g : c_.layers) {
+    q_cols = std::max<int64_t>(q_cols, int64_t{c_.num_heads} * g.head_dim);
+    kv_cols = std::max<int64_t>(kv_cols, int64_t{g.kv_heads} * g.head_dim);
+  }
+  const auto rows = static_cast<std::size_t>(max_tokens_);
+  const auto f32 = [&](int64_t cols) { return allocate(rows * static_cast<std::size_t>(cols) * sizeof(float)); };
+  const int64_t h = c_.hidden_size;
+  const std::size_t before = allocations_.size();
+  uint64_t workspace = 0;
+  ws_.h = f32(h);
+  ws_.x = f32(h);
+  ws_.q = f32(q_cols);
+  ws_.k = f32(kv_cols);
+  ws_.v = f32(kv_cols);
+  ws_.attn = f32(q_cols);
+  ws_.branch = f32(h);
+  ws_.mlp_gate = f32(c_.intermediate_size);
+  ws_.mlp_up = f32(c_.intermediate_size);
+  ws_.mlp_act = f32(c_.intermediate_size);
+  ws_.rows = f32(h);
+  workspace += rows * static_cast<uint64_t>(5 * h + 2 * q_cols + 2 * kv_cols + 3 * c_.intermediate_size) * 4;
+  if (c_.moe) {
+    ws_.m1 = f32(h);
+    ws_.router_in = f32(h);
+    ws_.router_logits = f32(c_.num_experts);
+    ws_.router_ids = f32(c_.top_k);  // I32, same size
+    ws_.router_weights = f32(c_.top_k);
+    ws_.expert_in = f32(h);
+    ws_.expert_out = f32(h);
+    workspace += rows * static_cast<uint64_t>(4 * h + c_.num_experts + 2 * c_.top_k) * 4;
+  }
+  (void)before;
+
+  for (const auto& g : c_.layers)
+    kv_specs_.push_back(seatrt_kv_layer_spec{sizeof(seatrt_kv_layer_spec), g.kv_heads, g.head_dim, g.window, 0});
+  info_.struct_size = sizeof(info_);
+  info_.vocab_size = c_.vocab_size;
+  info_.hidden_size = c_.hidden_size;
+  info_.num_layers = c_.num_layers;
+  info_.max_position = c_.max_position;
+  info_.is_moe = c_.moe ? 1 : 0;
+  info_.kv_layers = kv_specs_.data();
+  info_.workspace_bytes = workspace;
+}
+
+Model::~Model() {
+  if (lm_head_prepared_ && k_->release_weight) k_->release_weight(ctx_, &lm_head_);
+  for (void* p : allocations_) k_->free_memory(ctx_, p);
+}
+
+void* Model::allocate(std::size_t bytes) {
+  void* p = nullptr;
+  sdk::throw_if_error(k_->alloc(ctx_, std::max<std::size_t>(bytes, 1), &p));
+  allocations_.push_back(p);
+  return p;
+}
+
+seatrt_tensor Model::load_plain(const std::string& name) {
+  seatrt_tensor t{};
+  t.struct_size = sizeof(t);
+  sdk::throw_if_error(src_->load_tensor(src_, name.c_str(), SEATRT_DTYPE_F32, &t));
+  info_.weight_bytes += static_cast<uint64_t>(std::max<int64_t>(1, t.shape[0]) * (t.ndim > 1 ? t.shape[1] : 1)) * 4;
+  return t;
+}
+
+float Model::read_scalar(const std::string& name) const {
+  seatrt_checkpoint_tensor t{};
+  t.struct_size = sizeof(t);
+  sdk::throw_if_error(src_->find_tensor(src_, name.c_str(), &t));
+  return decode_scalar(t);
+}
+
+void Model::load_layer(int32_t index) {
+  const auto& g = c_.layers[static_cast<std::size_t>(index)];
+  LayerWeights& w = layers_[static_cast<std::size_t>(index)];
+  const std::string p = c_.prefix + "layers." + std::to_string(index) + ".";
+  const auto linear = [&](const std::string& module) {
+    const seatrt_linear_weight* out = nullptr;
+    sdk::throw_if_error(src_->load_linear(src_, (p + module).c_str(), &out));
+    return out;
+  };
+  w.q_proj = linear("self_attn.q_proj");
+  w.k_proj = linear("self_attn.k_proj");
+  if (!g.k_eq_v) w.v_proj = linear("self_attn.v_proj");
+  w.o_proj = linear("self_attn.o_proj");
+  w.gate_proj = linear("mlp.gate_proj");
+  w.up_proj = linear("mlp.up_proj");
+  w.down_proj = linear("mlp.down_proj");
+  w.input_norm = load_plain(p + "input_layernorm.weight");
+  w.post_attention_norm = load_plain(p + "post_attention_layernorm.weight");
+  w.pre_ff_norm = load_plain(p + "pre_feedforward_layernorm.weight");
+  w.post_ff_norm = load_plain(p + "post_feedforward_layernorm.weight");
+  w.q_norm = load_plain(p + "self_attn.q_norm.weight");
+  w.k_norm = load_plain(p + "self_attn.k_norm.weight");
+  w.layer_scalar = read_scalar(p + "layer_scalar");
+  if (c_.moe) {
+    w.post_ff_norm_1 = load_plain(p + "post_feedforward_layernorm_1.weight");
+    w.pre_ff_norm_2 = load_plain(p + "pre_feedforward_layernorm_2.weight");
+    w.post_ff_norm_2 = load_plain(p + "post_feedforward_layernorm_2.weight");
+    w.router_scale = load_plain(p + "router.scale");
+    w.per_expert_scale = load_plain(p + "router.per_expert_scale");
+    w.router_proj = linear("router.proj");
+    for (int32_t e = 0; e < c_.num_experts; ++e) {
+      const std::string x = "experts." + std::to_string(e) + ".";
+      w.expert_gate.push_back(*linear(x + "gate_proj"));
+      w.expert_up.push_back(*linear(x + "up_proj"));
+      w.expert_down.push_back(*linear(x + "down_proj"));
+    }
+  }
+  // RoPE frequencies (zeros = unrotated pairs) on the device.
+  const std::size_t bytes = g.inv_freq.size() * sizeof(float);
+  void* d = allocate(bytes);
+  sdk::throw_if_error(k_->copy(ctx_, nullptr, d, k_->device_kind, g.inv_freq.data(), SEATRT_DEVICE_CPU, bytes));
+  if (k_->stream_sync) sdk::throw_if_error(k_->stream_sync(ctx_, nullptr));
+  w.inv_freq = view(d, SEATRT_DTYPE_F32, {static_cast<int64_t>(g.inv_freq.size())}, k_->device_kind);
+}
+
+void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
+  const int64_t t = b.num_tokens;
+  if (t <= 0 || t > max_tokens_)
+    throw Error(SEATRT_ERR_INVALID_ARG, "forward: " + std::to_string(t) + " tokens (the model was created for at most " +
+                                            std::to_string(max_tokens_) + ")");
+  if (b.num_logits < 0 || b.num_logits > t)
+    throw Error(SEATRT_ERR_INVALID_ARG, "forward: num_logits " + std::to_string(b.num_logits) + " out of range");
+  const Ops ops(k_, ctx_, stream);
+  const int dk = k_->device_kind;
+  const int64_t hs = c_.hidden_size;
+  const float eps = c_.rms_eps;
+  const auto f32 = [&](void* p, std::initializer_list<int64_t> shape) { return view(p, SEATRT_DTYPE_F32, shape, dk); };
+  const auto trace = [&](int32_t layer, const char* name, const seatrt_tensor& tensor) {
+    if (!trace_) return;
+    ops.sync();
+    trace_(trace_user_, layer, name, &tensor);
+  };
+
+  seatrt_tensor h = f32(ws_.h, {t, hs});
+  seatrt_tensor x = f32(ws_.x, {t, hs});
+  seatrt_tensor branch = f32(ws_.branch, {t, hs});
+  ops.embedding(*b.token_ids, embed_, bf16_round(std::sqrt(static_cast<float>(hs))), h);
+  trace(-1, "hidden", h);
+
+  for (int32_t li = 0; li < c_.num_layers; ++li) {
+    const auto& g = c_.layers[static_cast<std::size_t>(li)];
+    const LayerWeights& w = layers_[static_cast<std::size_t>(li)];
+    const int64_t d = g.head_dim, nq = c_.num_heads, nkv = g.kv_heads;
+
+    // Attention: q = rope(q_norm(q_proj a)); k = rope(k_norm(k_raw));
+    // v = v_norm(v_raw), v_raw = k_raw on k_eq_v layers.  Scale 1.0.
+    ops.rms_norm(h, &w.input_norm, eps, x);
+    seatrt_tensor q2 = f32(ws_.q, {t, nq * d}), q3 = f32(ws_.q, {t, nq, d}), q_rows = f32(ws_.q, {t * nq, d});
+    seatrt_tensor k2 = f32(ws_.k, {t, nkv * d}), k3 = f32(ws_.k, {t, nkv, d}), k_rows = f32(ws_.k, {t * nkv, d});
+    seatrt_tensor v2 = f32(ws_.v, {t, nkv * d}), v3 = f32(ws_.v, {t, nkv, d}), v_rows = f32(ws_.v, {t * nkv, d});
+    ops.linear(x, w.q_proj, q2);
+    ops.rms_norm(q_rows, &w.q_norm, eps, q_rows);
+    ops.rope(q3, *b.positions, w.inv_freq, q3);
+    ops.linear(x, w.k_proj, k2);
+    if (w.v_proj) {
+      ops.linear(x, w.v_proj, v2);
+      ops.rms_norm(v_rows, nullptr, eps, v_rows);
+    } else {
+      ops.rms_norm(k_rows, nullptr, eps, v_rows);
+    }
+    ops.rms_norm(k_rows, &w.k_norm, eps, k_rows);
+    ops.rope(k3, *b.positions, w.inv_freq, k3);
+    ops.kv_store(k3, v3, *b.slot_mapping, &b.kv_layers[li]);
+    seatrt_tensor attn3 = f32(ws_.attn, {t, nq, d}), attn2 = f32(ws_.attn, {t, nq * d});
+    seatrt_attention_args a{};
+    a.struct_size = sizeof(a);
+    a.q = &q3;
+    a.cache = &b.kv_layers[li];
+    a.query_start = b.query_start;
+    a.seq_lens = b.seq_lens;
+    a.block_tables = b.block_tables;
+    a.num_seqs = b.num_seqs;
+    a.max_query_len = b.max_query_len;
+    a.max_seq_len = b.max_seq_len;
+    a.window = g.window;
+    a.scale = 1.0f;
+    a.softcap = c_.attn_softcap;
+    a.out = &attn3;
+    ops.attention(a);
+    ops.linear(attn2, w.o_proj, branch);
+    ops.rms_norm(branch, &w.post_attention_norm, eps, branch);
+    ops.elementwise(SEATRT_EW_ADD, h, &branch, 0.0f, h);
+
+    // Feed-forward: dense MLP (+ routed experts), each branch normed, the
+    // sum normed again, residual add, then the whole stream x layer_scalar.
+    const int64_t inter = c_.intermediate_size;
+    seatrt_tensor gate = f32(ws_.mlp_gate, {t, inter}), up = f32(ws_.mlp_up, {t, inter}),
+                  act = f32(ws_.mlp_act, {t, inter});
+    ops.rms_norm(h, &w.pre_ff_norm, eps, x);
+    ops.linear(x, w.gate_proj, gate);
+    ops.linear(x, w.up_proj, up);
+    ops.glu(gate, up, act);
+    ops.linear(act, w.down_proj, branch);
+    if (c_.moe) {
+      const int64_t e = c_.num_experts, k = c_.top_k;
+      seatrt_tensor m1 = f32(ws_.m1, {t, hs});
+      ops.rms_norm(branch, &w.post_ff_norm_1, eps, m1);
+      // Router on the un-normed residual: weightless RMSNorm x scale x H^-1/2.
+      seatrt_tensor r = f32(ws_.router_in, {t, hs});
+      seatrt_tensor logits = f32(ws_.router_logits, {t, e});
+      seatrt_tensor ids = view(ws_.router_ids, SEATRT_DTYPE_I32, {t, k}, dk);
+      seatrt_tensor weights = f32(ws_.router_weights, {t, k});
+      ops.rms_norm(h, nullptr, eps, r);
+      ops.elementwise(SEATRT_EW_MUL, r, &w.router_scale, 0.0f, r);
+      ops.elementwise(SEATRT_EW_SCALE, r, nullptr, static_cast<float>(1.0 / std::sqrt(static_cast<double>(hs))), r);
+      ops.linear(r, w.router_proj, logits);
+      ops.router_topk(logits, c_.top_k, &w.per_expert_scale, ids, weights);
+      seatrt_tensor ein = f32(ws_.expert_in, {t, hs}), eout = f32(ws_.expert_out, {t, hs});
+      ops.rms_norm(h, &w.pre_ff_norm_2, eps, ein);
+      ops.moe(c_.num_experts, ein, ids, weights, w.expert_gate.data(), w.expert_up.data(), w.expert_down.data(), eout);
+      ops.rms_norm(eout, &w.post_ff_norm_2, eps, eout);
+      ops.elementwise(SEATRT_EW_ADD, m1, &eout, 0.0f, branch);
+      trace(li, "router_ids", ids);
+      trace(li, "router_weights", weights);
+    }
+    ops.rms_norm(branch, &w.post_ff_norm, eps, branch);
+    ops.elementwise(SEATRT_EW_ADD, h, &branch, 0.0f, h);
+    ops.elementwise(SEATRT_EW_SCALE, h, nullptr, w.layer_scalar, h);
+    trace(li, "hidden", h);
+  }
+
+  // Final norm, the rows that need logits, tied LM head, soft-cap.
+  if (b.num_logits == 0) return;
+  ops.rms_norm(h, &final_norm_, eps, x);
+  seatrt_tensor rows = f32(ws_.rows, {b.num_logits, hs});
+  ops.gather_rows(x, *b.logits_index, rows);
+  ops.linear(rows, &lm_head_, *b.logits);
+  if (c_.final_softcap > 0.0f) ops.elementwise(SEATRT_EW_SOFTCAP, *b.logits, nullptr, c_.final_softcap, *b.logits);
+}
+
+}  // namespace seatrt::gemma4

@@ -1,0 +1,103 @@
+// Thin C++ wrappers over the kernel table: each builds the op's args
+// struct and throws (seatrt::sdk::Error) on a returned status.  The
+// architecture touches no device API other than through these.
+#pragma once
+
+#include <initializer_list>
+
+#include "seatrt/cpp/plugin.hpp"
+#include "seatrt/seatrt.h"
+
+namespace seatrt::gemma4 {
+
+// A contiguous view of `data` with the given shape.
+inline seatrt_tensor view(void* data, int32_t dtype, std::initializer_list<int64_t> shape, int32_t device_kind) {
+  seatrt_tensor t{};
+  t.struct_size = sizeof(seatrt_tensor);
+  t.dtype = dtype;
+  t.data = data;
+  t.ndim = static_cast<int32_t>(shape.size());
+  int i = 0;
+  for (int64_t d : shape) t.shape[i++] = d;
+  int64_t stride = 1;
+  for (int j = t.ndim - 1; j >= 0; --j) {
+    t.strides[j] = stride;
+    stride *= t.shape[j];
+  }
+  t.device = seatrt_device{device_kind, 0};
+  return t;
+}
+
+class Ops {
+ public:
+  Ops(const seatrt_kernel_api* k, seatrt_kernel_context* ctx, seatrt_stream stream) : k_(k), ctx_(ctx), s_(stream) {}
+
+  void embedding(const seatrt_tensor& ids, const seatrt_tensor& table, float scale, seatrt_tensor& out) const {
+    seatrt_embedding_args a{sizeof(a), &ids, &table, scale, &out};
+    call(k_->embedding, a, "embedding");
+  }
+  void rms_norm(const seatrt_tensor& x, const seatrt_tensor* weight, float eps, seatrt_tensor& out) const {
+    seatrt_rms_norm_args a{sizeof(a), &x, weight, eps, &out};
+    call(k_->rms_norm, a, "rms_norm");
+  }
+  void linear(const seatrt_tensor& x, const seatrt_linear_weight* w, seatrt_tensor& out) const {
+    seatrt_linear_args a{sizeof(a), &x, w, &out};
+    call(k_->linear, a, "linear");
+  }
+  void elementwise(seatrt_elementwise_op op, const seatrt_tensor& x, const seatrt_tensor* b, float alpha,
+                   seatrt_tensor& out) const {
+    seatrt_elementwise_args a{sizeof(a), op, &x, b, alpha, &out};
+    call(k_->elementwise, a, "elementwise");
+  }
+  void glu(const seatrt_tensor& gate, const seatrt_tensor& up, seatrt_tensor& out) const {
+    seatrt_glu_args a{sizeof(a), SEATRT_ACT_GELU_TANH, &gate, &up, &out};
+    call(k_->glu, a, "glu");
+  }
+  void rope(const seatrt_tensor& x, const seatrt_tensor& positions, const seatrt_tensor& inv_freq,
+            seatrt_tensor& out) const {
+    seatrt_rope_args a{sizeof(a), &x, &positions, &inv_freq, &out};
+    call(k_->rope, a, "rope");
+  }
+  void kv_store(const seatrt_tensor& k, const seatrt_tensor& v, const seatrt_tensor& slots,
+                seatrt_kv_layer* cache) const {
+    seatrt_kv_store_args a{sizeof(a), &k, &v, &slots, cache};
+    call(k_->kv_store, a, "kv_store");
+  }
+  void attention(const seatrt_attention_args& a) const { call(k_->attention, a, "attention"); }
+  void router_topk(const seatrt_tensor& logits, int32_t top_k, const seatrt_tensor* per_expert_scale,
+                   seatrt_tensor& ids, seatrt_tensor& weights) const {
+    seatrt_router_topk_args a{sizeof(a), &logits, top_k, 1, per_expert_scale, &ids, &weights};
+    call(k_->router_topk, a, "router_topk");
+  }
+  void moe(int32_t num_experts, const seatrt_tensor& x, const seatrt_tensor& ids, const seatrt_tensor& weights,
+           const seatrt_linear_weight* gate, const seatrt_linear_weight* up, const seatrt_linear_weight* down,
+           seatrt_tensor& out) const {
+    seatrt_moe_args a{sizeof(a), SEATRT_ACT_GELU_TANH, num_experts, &x, &ids, &weights, gate, up, down, &out};
+    call(k_->moe, a, "moe");
+  }
+  void gather_rows(const seatrt_tensor& x, const seatrt_tensor& index, seatrt_tensor& out) const {
+    seatrt_gather_rows_args a{sizeof(a), &x, &index, &out};
+    call(k_->gather_rows, a, "gather_rows");
+  }
+  void sync() const {
+    if (k_->stream_sync) sdk::throw_if_error(k_->stream_sync(ctx_, s_));
+  }
+
+ private:
+  template <typename Fn, typename Args>
+  void call(Fn fn, const Args& args, const char* name) const {
+    if (!fn) throw sdk::Error(SEATRT_ERR_UNSUPPORTED, std::string("the kernel provider has no '") + name + "' operation");
+    seatrt_status* st = fn(ctx_, s_, &args);
+    if (!st) return;
+    const auto* h = sdk::host();
+    sdk::Error e(h->status_code(st), std::string(name) + ": " + h->status_message(st));
+    h->status_free(st);
+    throw e;
+  }
+
+  const seatrt_kernel_api* k_;
+  seatrt_kernel_context* ctx_;
+  seatrt_stream s_;
+};
+
+}  // namespace seatrt::gemma4

@@ -1,0 +1,89 @@
+// The "gemma4" architecture plugin: the seatrt_arch_api table.
+#include <memory>
+#include <string>
+
+#include "checkpoint_guard.hpp"
+#include "gemma4_config.hpp"
+#include "gemma4_model.hpp"
+#include "seatrt/cpp/plugin.hpp"
+#include "seatrt/seatrt.h"
+
+using seatrt::sdk::Error;
+
+struct seatrt_model {
+  std::unique_ptr<seatrt::gemma4::Model> impl;
+};
+
+namespace {
+
+seatrt::gemma4::Config parse_config(const char* json) {
+  try {
+    return seatrt::gemma4::Config::parse(json ? json : "");
+  } catch (const std::invalid_argument& e) {
+    throw Error(SEATRT_ERR_INVALID_ARG, e.what());
+  }
+}
+
+seatrt_status* probe(const char* config_json, int32_t* score) {
+  return seatrt::sdk::guard([&] { *score = seatrt::gemma4::probe_score(config_json ? config_json : ""); });
+}
+
+seatrt_status* inspect(const seatrt_model_source* src, seatrt_report_fn report, void* user) {
+  return seatrt::sdk::guard([&] {
+    const auto config = parse_config(src->config_json);
+    seatrt::gemma4::inspect_checkpoint(config, src, [&](const std::string& line) {
+      if (report) report(user, line.c_str());
+    });
+  });
+}
+
+seatrt_status* create(const seatrt_model_source* src, const char* /*options*/, seatrt_model** out) {
+  return seatrt::sdk::guard([&] {
+    auto model = std::make_unique<seatrt_model>();
+    model->impl = std::make_unique<seatrt::gemma4::Model>(src, parse_config(src->config_json));
+    *out = model.release();
+  });
+}
+
+void destroy(seatrt_model* model) { delete model; }
+
+seatrt_status* info(const seatrt_model* model, seatrt_model_info* out) {
+  return seatrt::sdk::guard([&] {
+    if (!out || out->struct_size < sizeof(seatrt_model_info))
+      throw Error(SEATRT_ERR_INVALID_ARG, "info: seatrt_model_info struct_size too small");
+    const uint32_t size = out->struct_size;
+    *out = model->impl->info();
+    out->struct_size = size;
+  });
+}
+
+seatrt_status* forward(seatrt_model* model, seatrt_stream stream, const seatrt_forward_batch* batch) {
+  return seatrt::sdk::guard([&] {
+    if (!batch) throw Error(SEATRT_ERR_INVALID_ARG, "forward: batch is NULL");
+    model->impl->forward(stream, *batch);
+  });
+}
+
+seatrt_status* set_trace(seatrt_model* model, seatrt_trace_fn fn, void* user) {
+  return seatrt::sdk::guard([&] { model->impl->set_trace(fn, user); });
+}
+
+seatrt_status* initialize(const seatrt_host_api* host) {
+  return seatrt::sdk::guard([&] { seatrt::sdk::set_host(host); });
+}
+
+constexpr seatrt_arch_api kArchApi = {
+    sizeof(seatrt_arch_api), 0, probe, inspect, create, destroy, info, forward, set_trace,
+};
+
+const seatrt_plugin kPlugin = [] {
+  seatrt_plugin p = seatrt::sdk::describe(SEATRT_KIND_ARCHITECTURE, "gemma4", "0.1.0",
+                                          "Gemma-4 text decoder (26B-A4B MoE and dense variants)");
+  p.initialize = initialize;
+  p.architecture = &kArchApi;
+  return p;
+}();
+
+}  // namespace
+
+SEATRT_DEFINE_PLUGIN(kPlugin)
