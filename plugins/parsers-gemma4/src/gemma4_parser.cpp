@@ -1,0 +1,88 @@
+#include "gemma4_parser.hpp"
+
+#include <stdexcept>
+
+namespace seatrt::parsers::gemma4 {
+namespace {
+
+std::vector<ToolSchema> forced_tools(const RequestOptions& o) {
+  std::vector<ToolSchema> tools;
+  for (const auto& tool : o.tools) {
+    const auto& fn = tool["function"];
+    const std::string name = fn["name"].get<std::string>();
+    if (o.tool_choice == ToolChoice::kNamed && name != o.named_function) continue;
+    auto params = fn.find("parameters");
+    tools.push_back({name, params == fn.end() ? nullptr : &*params});
+  }
+  return tools;
+}
+
+}  // namespace
+
+Gemma4Parser::Gemma4Parser(std::string_view options_toml, const seatrt_parser_request& request)
+    : options_(read_request(options_toml, request)), rng_(std::random_device{}()) {
+  StreamOptions s;
+  s.start_in_reasoning = options_.prompt_in_channel;
+  s.expect_label_at_start = !options_.prompt_wrote_label;
+  s.thinking_enabled = options_.enable_thinking;
+  // tool_choice "none": calls are not parsed; any call syntax the model
+  // still writes comes back as content (its control tokens dropped).
+  if (options_.tool_choice != ToolChoice::kNone) s.tool_names = options_.tool_names;
+  s.make_call_id = [this] { return next_call_id(); };
+  stream_ = std::make_unique<OutputStream>(std::move(s));
+
+  const bool forced = options_.tool_choice == ToolChoice::kRequired || options_.tool_choice == ToolChoice::kNamed;
+  const bool json_answer = options_.format != ResponseFormat::kText;
+  if (!(forced || json_answer)) return;
+  RootOptions root;
+  root.allow_thought = options_.enable_thinking;
+  root.start_in_thought = options_.prompt_in_channel;
+  std::shared_ptr<const Grammar> grammar;
+  if (forced) {
+    grammar = std::make_shared<Grammar>(compile_tool_calls(
+        forced_tools(options_), options_.tool_choice == ToolChoice::kRequired, root, options_.limits));
+  } else {
+    const nlohmann::json* schema = options_.format == ResponseFormat::kJsonSchema ? &options_.format_schema : nullptr;
+    grammar = std::make_shared<Grammar>(compile_json(schema, root, options_.limits));
+  }
+  // Without a vocabulary there is nothing to mask; parsing still works.
+  if (request.vocab && request.vocab->size > 0) {
+    decoder_ = std::make_unique<ConstrainedDecoder>(grammar, shared_token_trie(*request.vocab), *request.vocab);
+  }
+}
+
+std::string Gemma4Parser::next_call_id() {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  std::uniform_int_distribution<size_t> pick(0, sizeof(kAlphabet) - 2);
+  std::string id = "call_";
+  for (int i = 0; i < 24; ++i) id += kAlphabet[pick(rng_)];
+  return id;
+}
+
+void Gemma4Parser::feed(const int32_t* ids, size_t n_ids, std::string_view text, EventSink& sink) {
+  if (decoder_ && decoder_->active()) {
+    for (size_t i = 0; i < n_ids; ++i) {
+      if (!decoder_->accept_token(ids[i])) break;  // off the grammar: no longer constrained
+    }
+  }
+  stream_->feed(text, sink);
+}
+
+int32_t Gemma4Parser::finish(int32_t reason, EventSink& sink) {
+  stream_->finish(sink);
+  if (stream_->calls() > 0) {
+    if (stream_->last_call_truncated()) return SEATRT_FINISH_LENGTH;
+    // OpenAI reports "stop" when a named function was forced.
+    return options_.tool_choice == ToolChoice::kNamed ? SEATRT_FINISH_STOP : SEATRT_FINISH_TOOL_CALLS;
+  }
+  if (reason == SEATRT_FINISH_LENGTH || reason == SEATRT_FINISH_ERROR) return reason;
+  return SEATRT_FINISH_STOP;
+}
+
+bool Gemma4Parser::allowed_tokens(uint32_t* mask, size_t words) {
+  if (!decoder_ || !decoder_->active()) return false;
+  decoder_->allowed(mask, words);
+  return true;
+}
+
+}  // namespace seatrt::parsers::gemma4

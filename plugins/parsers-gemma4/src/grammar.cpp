@@ -1,0 +1,386 @@
+#include "grammar.hpp"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "markers.hpp"
+
+namespace seatrt::parsers::gemma4 {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxLiterals = 64;    // literal sets are tracked in a 64-bit mask
+constexpr size_t kMaxProperties = 64;  // so are an object's keys
+constexpr int kMaxSchemaDepth = 64;
+
+Literal plain(std::string_view text) {
+  return Literal{std::string(text), std::vector<bool>(text.size(), false)};
+}
+
+void append(Literal& lit, std::string_view text, bool special) {
+  lit.bytes.append(text);
+  lit.special.insert(lit.special.end(), text.size(), special);
+}
+
+bool contains_marker(std::string_view text) {
+  return std::any_of(kAllMarkers.begin(), kAllMarkers.end(),
+                     [&](std::string_view m) { return text.find(m) != std::string_view::npos; });
+}
+
+void build_marker_automaton(Grammar& g) {
+  // Trie of the marker texts, then failure links (Aho-Corasick), flattened
+  // into a full transition table: a few hundred states at most.
+  std::vector<std::map<uint8_t, int>> trie(1);
+  std::vector<bool> hit(1, false);
+  for (std::string_view m : kAllMarkers) {
+    int s = 0;
+    for (char c : m) {
+      const auto b = static_cast<uint8_t>(c);
+      auto it = trie[static_cast<size_t>(s)].find(b);
+      if (it == trie[static_cast<size_t>(s)].end()) {
+        trie.emplace_back();
+        hit.push_back(false);
+        const int next = static_cast<int>(trie.size() - 1);
+        trie[static_cast<size_t>(s)][b] = next;
+        s = next;
+      } else {
+        s = it->second;
+      }
+    }
+    hit[static_cast<size_t>(s)] = true;
+  }
+  if (trie.size() > 255) throw std::logic_error("marker automaton too large");
+  std::vector<int> fail(trie.size(), 0);
+  g.ac_next.assign(trie.size(), {});
+  std::queue<int> order;
+  for (int b = 0; b < 256; ++b) {
+    auto it = trie[0].find(static_cast<uint8_t>(b));
+    g.ac_next[0][static_cast<size_t>(b)] = it == trie[0].end() ? 0 : static_cast<uint8_t>(it->second);
+    if (it != trie[0].end()) order.push(it->second);
+  }
+  while (!order.empty()) {
+    const int s = order.front();
+    order.pop();
+    const auto su = static_cast<size_t>(s);
+    hit[su] = hit[su] || hit[static_cast<size_t>(fail[su])];
+    for (int b = 0; b < 256; ++b) {
+      auto it = trie[su].find(static_cast<uint8_t>(b));
+      const uint8_t via_fail = g.ac_next[static_cast<size_t>(fail[su])][static_cast<size_t>(b)];
+      if (it == trie[su].end()) {
+        g.ac_next[su][static_cast<size_t>(b)] = via_fail;
+      } else {
+        g.ac_next[su][static_cast<size_t>(b)] = static_cast<uint8_t>(it->second);
+        fail[static_cast<size_t>(it->second)] = via_fail;
+        order.push(it->second);
+      }
+    }
+  }
+  g.ac_hit = hit;
+}
+
+class Compiler {
+ public:
+  Compiler(Grammar& g, const json* document) : g_(g), document_(document) {}
+
+  int add(Node node) {
+    g_.nodes.push_back(std::move(node));
+    return static_cast<int>(g_.nodes.size() - 1);
+  }
+
+  Literal string_literal(const std::string& s) const {
+    Literal lit;
+    if (g_.syntax == Syntax::kNative) {
+      append(lit, kStringDelim, true);
+      append(lit, s, false);
+      append(lit, kStringDelim, true);
+    } else {
+      append(lit, json(s).dump(), false);
+    }
+    return lit;
+  }
+
+  int literals(std::vector<Literal> lits) {
+    Node n;
+    n.kind = NodeKind::kLiterals;
+    n.literals = std::move(lits);
+    return add(std::move(n));
+  }
+
+  int any_value(uint32_t depth) {
+    auto it = any_cache_.find(depth);
+    if (it != any_cache_.end()) return it->second;
+    Node n;
+    n.kind = NodeKind::kAnyValue;
+    n.depth = depth;
+    const int id = add(n);
+    any_cache_[depth] = id;
+    if (depth > 0) {
+      Node obj;
+      obj.kind = NodeKind::kAnyObject;
+      obj.depth = depth - 1;
+      obj.children = {any_value(depth - 1)};
+      Node arr;
+      arr.kind = NodeKind::kAnyArray;
+      arr.depth = depth - 1;
+      arr.max_items = g_.limits.max_array_items;
+      arr.items = any_value(depth - 1);
+      const int o = add(obj), a = add(arr);
+      g_.nodes[static_cast<size_t>(id)].children = {o, a};
+    }
+    // A value with no schema: one of object, array (while nesting is left),
+    // string, number, true/false/null; the first byte tells which.
+    Node str;
+    str.kind = NodeKind::kString;
+    str.max_bytes = g_.limits.max_string_bytes;
+    Node num;
+    num.kind = NodeKind::kNumber;
+    const int s = add(str), number = add(num);
+    const int l = literals({plain("true"), plain("false"), plain("null")});
+    auto& children = g_.nodes[static_cast<size_t>(id)].children;
+    children.insert(children.end(), {s, number, l});
+    return id;
+  }
+
+  int any_object() {
+    Node obj;
+    obj.kind = NodeKind::kAnyObject;
+    obj.depth = g_.limits.any_depth;
+    obj.children = {any_value(g_.limits.any_depth)};
+    return add(obj);
+  }
+
+  int compile(const json& schema, int depth) {
+    if (depth > kMaxSchemaDepth) throw std::invalid_argument("schema nests too deeply");
+    if (schema.is_boolean()) {
+      if (!schema.get<bool>()) throw std::invalid_argument("schema 'false' matches nothing");
+      return any_value(g_.limits.any_depth);
+    }
+    if (!schema.is_object()) throw std::invalid_argument("a schema must be an object");
+    if (auto ref = schema.find("$ref"); ref != schema.end()) return compile_ref(*ref, depth);
+    if (auto e = schema.find("enum"); e != schema.end()) return compile_enum(*e);
+    if (auto c = schema.find("const"); c != schema.end()) return compile_enum(json::array({*c}));
+    for (const char* key : {"anyOf", "oneOf"}) {
+      if (auto alts = schema.find(key); alts != schema.end()) {
+        if (!alts->is_array() || alts->empty()) {
+          throw std::invalid_argument(std::string(key) + " must be a non-empty array");
+        }
+        Node u;
+        u.kind = NodeKind::kUnion;
+        for (const json& alt : *alts) u.children.push_back(compile(alt, depth + 1));
+        return add(std::move(u));
+      }
+    }
+    if (auto all = schema.find("allOf"); all != schema.end()) {
+      if (!all->is_array() || all->size() != 1) {
+        throw std::invalid_argument("allOf with more than one schema is not supported");
+      }
+      return compile((*all)[0], depth + 1);
+    }
+    auto type = schema.find("type");
+    if (type == schema.end()) {
+      if (schema.contains("properties")) return compile_typed(schema, "object", depth);
+      if (schema.contains("items")) return compile_typed(schema, "array", depth);
+      return any_value(g_.limits.any_depth);
+    }
+    if (type->is_string()) return compile_typed(schema, type->get<std::string>(), depth);
+    if (!type->is_array() || type->empty()) {
+      throw std::invalid_argument("'type' must be a string or a non-empty array");
+    }
+    std::vector<std::string> types;
+    for (const json& t : *type) {
+      if (!t.is_string()) throw std::invalid_argument("'type' lists a non-string");
+      types.push_back(t.get<std::string>());
+    }
+    // "number" accepts every integer; keep one so the union stays unambiguous.
+    if (std::count(types.begin(), types.end(), "number")) {
+      types.erase(std::remove(types.begin(), types.end(), "integer"), types.end());
+    }
+    if (types.size() == 1) return compile_typed(schema, types[0], depth);
+    Node u;
+    u.kind = NodeKind::kUnion;
+    for (const std::string& t : types) u.children.push_back(compile_typed(schema, t, depth));
+    return add(std::move(u));
+  }
+
+ private:
+  int compile_ref(const json& ref, int depth) {
+    if (!ref.is_string()) throw std::invalid_argument("$ref must be a string");
+    const std::string path = ref.get<std::string>();
+    if (auto it = ref_cache_.find(path); it != ref_cache_.end()) return it->second;
+    const json* target = nullptr;
+    for (std::string_view prefix : {"#/$defs/", "#/definitions/"}) {
+      if (path.starts_with(prefix) && document_) {
+        const std::string section(prefix.substr(2, prefix.size() - 3));
+        auto defs = document_->find(section);
+        if (defs != document_->end() && defs->is_object()) {
+          auto def = defs->find(path.substr(prefix.size()));
+          if (def != defs->end()) target = &*def;
+        }
+      }
+    }
+    if (!target) throw std::invalid_argument("unresolved $ref '" + path + "'");
+    // A union of one stands in while the target compiles, so a recursive
+    // schema becomes a cycle in the graph (the Matcher bounds its depth).
+    Node forward;
+    forward.kind = NodeKind::kUnion;
+    const int id = add(forward);
+    ref_cache_[path] = id;
+    const int body = compile(*target, depth + 1);
+    g_.nodes[static_cast<size_t>(id)].children = {body};
+    return id;
+  }
+
+  int compile_enum(const json& values) {
+    if (!values.is_array() || values.empty()) throw std::invalid_argument("enum must be a non-empty array");
+    std::vector<Literal> lits;
+    for (const json& v : values) {
+      if (v.is_string()) {
+        const std::string s = v.get<std::string>();
+        if (contains_marker(s)) continue;  // cannot be written as plain text
+        lits.push_back(string_literal(s));
+      } else if (v.is_number() || v.is_boolean() || v.is_null()) {
+        lits.push_back(plain(v.dump()));
+      }  // objects and arrays in an enum are not supported: skipped
+    }
+    if (lits.empty()) throw std::invalid_argument("enum has no value that can be enforced");
+    if (lits.size() > kMaxLiterals) throw std::invalid_argument("enum has more than 64 values");
+    return literals(std::move(lits));
+  }
+
+  bool key_usable(const std::string& key) const {
+    if (key.empty() || key.size() > 256 || contains_marker(key)) return false;
+    for (char c : key) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u < 0x20) return false;
+      if (g_.syntax == Syntax::kNative && (c == ':' || c == ',' || c == '{' || c == '}')) return false;
+      if (g_.syntax == Syntax::kJson && (c == '"' || c == '\\')) return false;
+    }
+    return true;
+  }
+
+  int compile_typed(const json& schema, const std::string& type, int depth) {
+    Node n;
+    if (type == "object") {
+      auto props = schema.find("properties");
+      if (props == schema.end() || !props->is_object() || props->empty()) return any_object();
+      std::vector<std::string> required;
+      if (auto r = schema.find("required"); r != schema.end() && r->is_array()) {
+        for (const json& k : *r) {
+          if (k.is_string()) required.push_back(k.get<std::string>());
+        }
+      }
+      n.kind = NodeKind::kObject;
+      for (const auto& [key, sub] : props->items()) {
+        const bool is_required = std::count(required.begin(), required.end(), key) > 0;
+        if (!key_usable(key)) {
+          if (is_required) throw std::invalid_argument("required property '" + key + "' cannot be written");
+          continue;
+        }
+        n.properties.push_back({key, -1, is_required});
+      }
+      if (n.properties.size() > kMaxProperties) throw std::invalid_argument("more than 64 properties");
+      const int id = add(n);
+      for (size_t i = 0; i < g_.nodes[static_cast<size_t>(id)].properties.size(); ++i) {
+        const json& sub = (*props)[g_.nodes[static_cast<size_t>(id)].properties[i].name];
+        const int child = compile(sub, depth + 1);
+        g_.nodes[static_cast<size_t>(id)].properties[i].node = child;
+      }
+      return id;
+    }
+    if (type == "array") {
+      n.kind = NodeKind::kArray;
+      n.min_items = schema.value("minItems", 0u);
+      n.max_items = std::max(n.min_items, std::min(schema.value("maxItems", g_.limits.max_array_items),
+                                                   g_.limits.max_array_items));
+      const int id = add(n);
+      auto items = schema.find("items");
+      const int item = (items == schema.end()) ? any_value(g_.limits.any_depth) : compile(*items, depth + 1);
+      g_.nodes[static_cast<size_t>(id)].items = item;
+      return id;
+    }
+    if (type == "string") {
+      n.kind = NodeKind::kString;
+      n.max_bytes = std::min(schema.value("maxLength", g_.limits.max_string_bytes), g_.limits.max_string_bytes);
+      return add(n);
+    }
+    if (type == "integer") {
+      n.kind = NodeKind::kInteger;
+      return add(n);
+    }
+    if (type == "number") {
+      n.kind = NodeKind::kNumber;
+      return add(n);
+    }
+    if (type == "boolean") return literals({plain("true"), plain("false")});
+    if (type == "null") return literals({plain("null")});
+    throw std::invalid_argument("unknown schema type '" + type + "'");
+  }
+
+  Grammar& g_;
+  const json* document_;
+  std::map<uint32_t, int> any_cache_;
+  std::map<std::string, int> ref_cache_;
+};
+
+Node root_node(NodeKind kind, RootOptions root) {
+  Node n;
+  n.kind = kind;
+  n.allow_thought = root.allow_thought || root.start_in_thought;
+  n.start_in_thought = root.start_in_thought;
+  return n;
+}
+
+}  // namespace
+
+Grammar compile_tool_calls(const std::vector<ToolSchema>& tools, bool many, RootOptions root,
+                           const GrammarLimits& limits) {
+  Grammar g;
+  g.syntax = Syntax::kNative;
+  g.limits = limits;
+  build_marker_automaton(g);
+  if (tools.empty()) throw std::invalid_argument("no tool to call");
+  if (tools.size() > kMaxLiterals) throw std::invalid_argument("more than 64 tools to choose from");
+  Node r = root_node(NodeKind::kToolCalls, root);
+  r.many_calls = many;
+  const int id = static_cast<int>(g.nodes.size());
+  g.nodes.push_back(r);
+  for (const ToolSchema& tool : tools) {
+    Compiler c(g, tool.parameters);
+    int params = -1;
+    if (tool.parameters && tool.parameters->is_object() &&
+        tool.parameters->value("type", std::string("object")) == "object") {
+      params = c.compile(*tool.parameters, 0);
+      if (g.nodes[static_cast<size_t>(params)].kind != NodeKind::kObject &&
+          g.nodes[static_cast<size_t>(params)].kind != NodeKind::kAnyObject) {
+        params = c.any_object();
+      }
+    } else {
+      params = c.any_object();
+    }
+    g.nodes[static_cast<size_t>(id)].literals.push_back(plain(tool.name));
+    g.nodes[static_cast<size_t>(id)].children.push_back(params);
+  }
+  g.root = id;
+  return g;
+}
+
+Grammar compile_json(const json* schema, RootOptions root, const GrammarLimits& limits) {
+  Grammar g;
+  g.syntax = Syntax::kJson;
+  g.limits = limits;
+  build_marker_automaton(g);
+  const int id = static_cast<int>(g.nodes.size());
+  g.nodes.push_back(root_node(NodeKind::kJsonRoot, root));
+  Compiler c(g, schema);
+  const int value = schema ? c.compile(*schema, 0) : c.any_object();
+  g.nodes[static_cast<size_t>(id)].children = {value};
+  g.root = id;
+  return g;
+}
+
+}  // namespace seatrt::parsers::gemma4

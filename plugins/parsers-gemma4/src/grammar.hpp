@@ -1,0 +1,113 @@
+// The grammar that constrained decoding enforces, compiled from JSON
+// schemas: a graph of nodes that the Matcher walks byte by byte.
+//
+// Two surface syntaxes: Gemma-4's native call arguments (bare keys, strings
+// between <|"|> delimiters) for forced tool calls, and JSON for
+// response_format.  No whitespace is allowed between tokens (the model's
+// trained native syntax has none, and it keeps generation from stalling).
+//
+// Supported schema keywords: type (one or a list), properties, required,
+// items, minItems, maxItems, maxLength, enum, const, anyOf, oneOf, a
+// one-element allOf, $ref to #/$defs or #/definitions.  Objects never get
+// keys that their properties do not declare; an object or value with no
+// schema accepts any value.  Not enforced (documented): pattern, format,
+// minimum/maximum, minLength, uniqueItems, additionalProperties schemas.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace seatrt::parsers::gemma4 {
+
+enum class Syntax { kNative, kJson };
+
+// Bounds that make every constrained output finite (a model that never
+// closes a string would otherwise run to max_tokens).
+struct GrammarLimits {
+  uint32_t max_string_bytes = 2048;
+  uint32_t max_thought_bytes = 32768;
+  uint32_t max_array_items = 64;
+  uint32_t max_number_digits = 20;
+  uint32_t max_free_keys = 16;  // keys of an object whose schema names none
+  uint32_t max_key_bytes = 48;
+  uint32_t any_depth = 5;       // nesting of a value with no schema
+  uint32_t max_calls = 8;       // calls per turn for tool_choice "required"
+};
+
+// A literal byte string some of whose bytes must come from a special token
+// (the control-token texts such as <|"|>).
+struct Literal {
+  std::string bytes;
+  std::vector<bool> special;
+};
+
+enum class NodeKind {
+  kObject,
+  kArray,
+  kString,
+  kInteger,
+  kNumber,
+  kLiterals,  // one of a set of literals (enum, const, booleans, null, names)
+  kUnion,
+  kAnyValue,
+  kAnyObject,
+  kAnyArray,
+  kToolCalls,  // the root of a forced tool call: [thought] call+
+  kJsonRoot    // the root of a response_format answer: [thought] value
+};
+
+struct Property {
+  std::string name;
+  int node = -1;
+  bool required = false;
+};
+
+struct Node {
+  NodeKind kind = NodeKind::kAnyValue;
+  std::vector<Property> properties;  // kObject
+  int items = -1;                    // kArray, kAnyArray (the item node)
+  uint32_t min_items = 0;
+  uint32_t max_items = 0;
+  uint32_t max_bytes = 0;            // kString
+  std::vector<Literal> literals;     // kLiterals; kToolCalls: the names
+  std::vector<int> children;         // kUnion: alternatives; kToolCalls: params per name;
+                                     // kJsonRoot: the value; kAny*: the nested any-value
+  uint32_t depth = 0;                // kAny*: nesting left
+  bool allow_thought = false;        // roots: an optional <|channel>...<channel|> first
+  bool start_in_thought = false;     // roots: the prompt opened the channel already
+  bool many_calls = false;           // kToolCalls: "required" (more than one allowed)
+};
+
+struct Grammar {
+  Syntax syntax = Syntax::kNative;
+  GrammarLimits limits;
+  std::vector<Node> nodes;
+  int root = -1;
+  // The Aho-Corasick automaton over the control-token texts that string and
+  // thought bodies must never contain as plain text.
+  std::vector<std::array<uint8_t, 256>> ac_next;
+  std::vector<bool> ac_hit;
+};
+
+struct ToolSchema {
+  std::string name;
+  const nlohmann::json* parameters = nullptr;  // may be null
+};
+
+struct RootOptions {
+  bool allow_thought = false;
+  bool start_in_thought = false;
+};
+
+// A forced tool call: one call of `tools` (several when `many`).  Throws
+// std::invalid_argument naming the problem for a schema it cannot enforce.
+Grammar compile_tool_calls(const std::vector<ToolSchema>& tools, bool many, RootOptions root,
+                           const GrammarLimits& limits);
+// A JSON answer that matches `schema` (nullptr: any JSON object).
+Grammar compile_json(const nlohmann::json* schema, RootOptions root, const GrammarLimits& limits);
+
+}  // namespace seatrt::parsers::gemma4

@@ -1,0 +1,90 @@
+// The per-request state machine that splits Gemma-4 output text into
+// content, reasoning and tool calls (docs: plugins/parsers-gemma4/README.md).
+//
+//   CONTENT   --<|channel>-->   REASONING --<channel|>--> CONTENT
+//   CONTENT or REASONING --<|tool_call>--> CALL_HEAD ("call:NAME")
+//   CALL_HEAD --'{'--> CALL_ARGS --(object closed)--> AFTER_ARGS
+//   CALL_ARGS or AFTER_ARGS --<tool_call|>--> CONTENT
+//
+// Works on text only (special tokens arrive as their text), holding back a
+// tail that may still become a control token or a UTF-8 sequence, so any
+// split of the same output into pieces gives the same result.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "args_converter.hpp"
+#include "event_sink.hpp"
+#include "utf8.hpp"
+
+namespace seatrt::parsers::gemma4 {
+
+struct StreamOptions {
+  // The rendered prompt ends inside an open <|channel>: output starts as
+  // reasoning.
+  bool start_in_reasoning = false;
+  // ... and the prompt has not written the "thought\n" label yet.
+  bool expect_label_at_start = true;
+  // enable_thinking: output that begins with a bare "thought\n" (its
+  // <|channel> lost) is read as reasoning.
+  bool thinking_enabled = false;
+  // Names a call may have; a call naming anything else (or any call when
+  // this is empty, e.g. tool_choice "none") is reported as content.
+  std::vector<std::string> tool_names;
+  // Makes the id of a new call.
+  std::function<std::string()> make_call_id;
+};
+
+class OutputStream {
+ public:
+  explicit OutputStream(StreamOptions options);
+
+  void feed(std::string_view text, EventSink& sink);
+  // Flushes everything held back; the output has ended.
+  void finish(EventSink& sink);
+
+  int calls() const { return calls_; }
+  // The last call was cut off before its arguments were complete.
+  bool last_call_truncated() const { return truncated_; }
+
+ private:
+  enum class State { kContent, kReasoning, kCallHead, kCallArgs, kAfterArgs };
+
+  void process(EventSink& sink, bool at_end);
+  void on_text(std::string_view text, EventSink& sink);
+  void on_marker(std::string_view marker, EventSink& sink);
+  void emit_content(std::string_view text, EventSink& sink);
+  void emit_reasoning(std::string_view text, EventSink& sink);
+  void flush_label(EventSink& sink, bool closing);
+  void flush_probe(EventSink& sink);
+  void head_text(std::string_view text, EventSink& sink);
+  void head_malformed(EventSink& sink);
+  bool start_call(EventSink& sink);
+  void args_text(std::string_view text, EventSink& sink);
+  void drain_args(EventSink& sink);
+  void end_call(EventSink& sink);
+
+  StreamOptions options_;
+  Utf8Sanitizer utf8_;
+  std::string pending_;  // sanitized text not processed yet
+  State state_ = State::kContent;
+  // Start of a reasoning span: text held while it may be the "thought\n" label.
+  bool label_pending_ = false;
+  std::string label_;
+  // Start of the output with thinking on: held while it may be "thought\n".
+  bool probe_pending_ = false;
+  std::string probe_;
+  std::string span_reasoning_;  // the current reasoning span's text
+  bool content_sent_ = false;
+  std::string head_;  // "call:NAME" of the call being opened
+  ArgsConverter args_;
+  int calls_ = 0;
+  std::string call_id_;
+  std::string call_name_;
+  bool truncated_ = false;
+};
+
+}  // namespace seatrt::parsers::gemma4
