@@ -1,19 +1,21 @@
 // sample: greedy rows without penalties, mask or top logprobs take a device
 // fast path (arg-max and log-sum-exp computed on the GPU, 16 bytes copied
 // back per row).  Every other row is copied to pinned host memory and
-// sampled here in double precision; that path is exact but costs a 1 MB copy
-// per row at the Gemma vocabulary (see README.md, "What is not done").
+// sampled here; that path costs a 1 MB copy per row at the Gemma vocabulary
+// (README.md, "What is not done").
 //
-// Order of operations on a row: raw log-softmax for logprob/top entries;
-// then mask, repetition penalty (prompt and output tokens), frequency and
-// presence penalties (output tokens), temperature, top-k, top-p, min-p, and
-// one draw from a counter-based generator keyed by (seed, step).
+// The rule is the CPU provider's (kernels/cpu/op_sample.cpp), so that a
+// seeded request draws the same token on either provider: repetition
+// penalty (prompt + output tokens), frequency and presence penalties (output
+// tokens), allowed-token mask, then greedy (temperature < 1e-5, lowest id on
+// ties) or: divide by temperature, min_p, top_k, top_p, and an inverse-CDF
+// draw over the survivors sorted by (logit desc, id asc), with u = the top
+// 53 bits of the (step + 1)-th SplitMix64 output seeded with `seed`.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
+#include <numeric>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "context.hpp"
@@ -24,40 +26,51 @@
 namespace seatrt::cuda {
 namespace {
 
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+constexpr float kGreedyBelow = 1e-5f;
 
-// A uniform double in [0, 1) determined by (seed, step).
-double uniform(uint64_t seed, uint64_t step) {
-  const uint64_t r = splitmix64(splitmix64(seed) ^ step);
-  return static_cast<double>(r >> 11) * (1.0 / 9007199254740992.0);
+double uniform_draw(uint64_t seed, uint64_t step) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (step + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
 }
 
 bool fast_path(const seatrt_sampling_row& r, int32_t num_top) {
-  return num_top == 0 && r.temperature == 0.0f && r.presence_penalty == 0.0f && r.frequency_penalty == 0.0f &&
+  return num_top == 0 && r.temperature < kGreedyBelow && r.presence_penalty == 0.0f && r.frequency_penalty == 0.0f &&
          r.repetition_penalty == 1.0f && r.allowed_mask == nullptr;
+}
+
+bool allowed(const seatrt_sampling_row& r, int64_t id) {
+  return !r.allowed_mask || ((r.allowed_mask[id / 32] >> (id % 32)) & 1u) != 0;
 }
 
 void check_row(const seatrt_sampling_row& r, int64_t b, int64_t vocab) {
   const std::string op = "sample";
-  const std::string n = "row " + std::to_string(b);
-  if (r.struct_size < sizeof(uint32_t)) invalid(op, n + ": struct_size is 0");
-  if (!std::isfinite(r.temperature) || r.temperature < 0.0f) invalid(op, n + ": temperature must be >= 0");
-  if (!(r.top_p > 0.0f && r.top_p <= 1.0f)) invalid(op, n + ": top_p must be in (0, 1]");
-  if (r.top_k < 0) invalid(op, n + ": top_k must be >= 0");
-  if (!(r.min_p >= 0.0f && r.min_p <= 1.0f)) invalid(op, n + ": min_p must be in [0, 1]");
+  const std::string n = "rows[" + std::to_string(b) + "]";
+  if (r.struct_size < sizeof(seatrt_sampling_row)) invalid(op, n + ".struct_size is too small");
+  if (!std::isfinite(r.temperature) || r.temperature < 0.0f) invalid(op, n + ".temperature must be finite and >= 0");
+  if (!(r.top_p > 0.0f && r.top_p <= 1.0f)) invalid(op, n + ".top_p must be in (0, 1]");
+  if (r.top_k < 0) invalid(op, n + ".top_k is negative");
+  if (!(r.min_p >= 0.0f && r.min_p <= 1.0f)) invalid(op, n + ".min_p must be in [0, 1]");
   if (!(r.repetition_penalty > 0.0f) || !std::isfinite(r.repetition_penalty))
-    invalid(op, n + ": repetition_penalty must be > 0");
+    invalid(op, n + ".repetition_penalty must be finite and > 0");
   if (!std::isfinite(r.presence_penalty) || !std::isfinite(r.frequency_penalty))
-    invalid(op, n + ": penalties must be finite");
-  if ((r.num_prompt_tokens > 0 && !r.prompt_tokens) || (r.num_output_tokens > 0 && !r.output_tokens))
-    invalid(op, n + ": token list pointer is NULL");
-  if (r.allowed_mask && r.allowed_mask_words < (vocab + 31) / 32)
-    invalid(op, n + ": allowed_mask has fewer words than the vocabulary needs");
+    invalid(op, n + ": presence/frequency penalties must be finite");
+  const auto tokens = [&](const int32_t* t, int64_t count, const char* name) {
+    if (count < 0) invalid(op, n + "." + name + " count is negative");
+    if (count > 0 && !t) invalid(op, n + "." + name + " is NULL");
+    for (int64_t i = 0; i < count; ++i)
+      if (t[i] < 0 || t[i] >= vocab) invalid(op, n + "." + name + "[" + std::to_string(i) + "] is outside the vocabulary");
+  };
+  tokens(r.prompt_tokens, r.num_prompt_tokens, "prompt_tokens");
+  tokens(r.output_tokens, r.num_output_tokens, "output_tokens");
+  if (r.allowed_mask) {
+    if (r.allowed_mask_words < (vocab + 31) / 32) invalid(op, n + ".allowed_mask has too few words for the vocabulary");
+    bool any = false;
+    for (int64_t id = 0; id < vocab && !any; ++id) any = allowed(r, id);
+    if (!any) invalid(op, n + ".allowed_mask allows no token");
+  }
 }
 
 struct RowResult {
@@ -66,111 +79,89 @@ struct RowResult {
   int32_t non_finite = 0;
 };
 
+void apply_penalties(const seatrt_sampling_row& r, std::vector<float>& z) {
+  if (r.repetition_penalty != 1.0f) {
+    std::vector<char> seen(z.size(), 0);
+    for (int64_t i = 0; i < r.num_prompt_tokens; ++i) seen[static_cast<size_t>(r.prompt_tokens[i])] = 1;
+    for (int64_t i = 0; i < r.num_output_tokens; ++i) seen[static_cast<size_t>(r.output_tokens[i])] = 1;
+    for (size_t id = 0; id < z.size(); ++id)
+      if (seen[id]) z[id] = z[id] > 0.0f ? z[id] / r.repetition_penalty : z[id] * r.repetition_penalty;
+  }
+  if (r.frequency_penalty != 0.0f || r.presence_penalty != 0.0f) {
+    std::vector<int32_t> count(z.size(), 0);
+    for (int64_t i = 0; i < r.num_output_tokens; ++i) ++count[static_cast<size_t>(r.output_tokens[i])];
+    for (size_t id = 0; id < z.size(); ++id)
+      if (count[id] > 0) z[id] -= r.frequency_penalty * static_cast<float>(count[id]) + r.presence_penalty;
+  }
+  if (r.allowed_mask)
+    for (size_t id = 0; id < z.size(); ++id)
+      if (!allowed(r, static_cast<int64_t>(id))) z[id] = -std::numeric_limits<float>::infinity();
+}
+
+int32_t draw(const seatrt_sampling_row& r, std::vector<float>& z) {
+  if (r.temperature < kGreedyBelow) return static_cast<int32_t>(std::max_element(z.begin(), z.end()) - z.begin());
+  for (float& v : z) v /= r.temperature;
+  std::vector<int32_t> order;
+  order.reserve(z.size());
+  for (size_t id = 0; id < z.size(); ++id)
+    if (z[id] != -std::numeric_limits<float>::infinity()) order.push_back(static_cast<int32_t>(id));
+  const auto zs = [&](int32_t id) { return z[static_cast<size_t>(id)]; };
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return zs(a) > zs(b) || (zs(a) == zs(b) && a < b); });
+  const double z_max = zs(order[0]);
+  std::vector<double> p(order.size());
+  for (size_t i = 0; i < order.size(); ++i) p[i] = std::exp(static_cast<double>(zs(order[i])) - z_max);
+  size_t keep = order.size();
+  if (r.min_p > 0.0f)
+    keep = static_cast<size_t>(std::find_if(p.begin(), p.end(), [&](double v) { return v < r.min_p; }) - p.begin());
+  if (r.top_k > 0) keep = std::min(keep, static_cast<size_t>(r.top_k));
+  if (r.top_p < 1.0f) {
+    const double total = std::accumulate(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(keep), 0.0);
+    double cum = 0.0;
+    size_t n = 0;
+    while (n < keep) {
+      cum += p[n++];
+      if (cum >= static_cast<double>(r.top_p) * total) break;
+    }
+    keep = n;
+  }
+  const double total = std::accumulate(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(keep), 0.0);
+  const double target = uniform_draw(r.seed, r.step) * total;
+  double cum = 0.0;
+  for (size_t i = 0; i < keep; ++i) {
+    cum += p[i];
+    if (target < cum) return order[i];
+  }
+  return order[keep - 1];
+}
+
 RowResult sample_row(const float* raw, int64_t vocab, const seatrt_sampling_row& r, int32_t num_top,
                      int32_t* top_ids, float* top_lp) {
   RowResult res;
-  for (int32_t i = 0; i < num_top; ++i) { top_ids[i] = -1; top_lp[i] = -std::numeric_limits<float>::infinity(); }
-  double mx = -std::numeric_limits<double>::infinity();
-  for (int64_t i = 0; i < vocab; ++i) {
-    if (!std::isfinite(raw[i])) { res.non_finite = 1; return res; }
-    mx = std::max(mx, static_cast<double>(raw[i]));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  if (!std::all_of(raw, raw + vocab, [](float v) { return std::isfinite(v); })) {
+    res.non_finite = 1;
+    res.logprob = nan;
+    for (int32_t i = 0; i < num_top; ++i) { top_ids[i] = -1; top_lp[i] = nan; }
+    return res;
   }
+  const float max_raw = *std::max_element(raw, raw + vocab);
   double sum = 0.0;
-  for (int64_t i = 0; i < vocab; ++i) sum += std::exp(static_cast<double>(raw[i]) - mx);
-  const double lse = mx + std::log(sum);
-  auto better = [&](int64_t a, int64_t b) { return raw[a] > raw[b] || (raw[a] == raw[b] && a < b); };
+  for (int64_t i = 0; i < vocab; ++i) sum += std::exp(static_cast<double>(raw[i]) - max_raw);
+  const double lse = max_raw + std::log(sum);
   if (num_top > 0) {
-    std::vector<int64_t> idx(static_cast<size_t>(vocab));
-    for (int64_t i = 0; i < vocab; ++i) idx[static_cast<size_t>(i)] = i;
-    const int64_t n = std::min<int64_t>(num_top, vocab);
-    std::partial_sort(idx.begin(), idx.begin() + n, idx.end(), better);
-    for (int64_t i = 0; i < n; ++i) {
-      top_ids[i] = static_cast<int32_t>(idx[static_cast<size_t>(i)]);
-      top_lp[i] = static_cast<float>(raw[idx[static_cast<size_t>(i)]] - lse);
+    std::vector<int32_t> ids(static_cast<size_t>(vocab));
+    std::iota(ids.begin(), ids.end(), 0);
+    std::partial_sort(ids.begin(), ids.begin() + num_top, ids.end(),
+                      [&](int32_t x, int32_t y) { return raw[x] > raw[y] || (raw[x] == raw[y] && x < y); });
+    for (int32_t i = 0; i < num_top; ++i) {
+      top_ids[i] = ids[static_cast<size_t>(i)];
+      top_lp[i] = static_cast<float>(raw[ids[static_cast<size_t>(i)]] - lse);
     }
   }
-
-  // Processed logits.
-  std::vector<double> l(raw, raw + vocab);
-  const double neg_inf = -std::numeric_limits<double>::infinity();
-  if (r.allowed_mask)
-    for (int64_t i = 0; i < vocab; ++i)
-      if (!((r.allowed_mask[i / 32] >> (i % 32)) & 1u)) l[static_cast<size_t>(i)] = neg_inf;
-  if (r.repetition_penalty != 1.0f) {
-    std::vector<char> seen(static_cast<size_t>(vocab), 0);
-    for (int64_t i = 0; i < r.num_prompt_tokens; ++i)
-      if (r.prompt_tokens[i] >= 0 && r.prompt_tokens[i] < vocab) seen[static_cast<size_t>(r.prompt_tokens[i])] = 1;
-    for (int64_t i = 0; i < r.num_output_tokens; ++i)
-      if (r.output_tokens[i] >= 0 && r.output_tokens[i] < vocab) seen[static_cast<size_t>(r.output_tokens[i])] = 1;
-    for (int64_t i = 0; i < vocab; ++i)
-      if (seen[static_cast<size_t>(i)]) {
-        double& v = l[static_cast<size_t>(i)];
-        v = v > 0 ? v / r.repetition_penalty : v * r.repetition_penalty;
-      }
-  }
-  if (r.frequency_penalty != 0.0f || r.presence_penalty != 0.0f) {
-    std::unordered_map<int32_t, int64_t> counts;
-    for (int64_t i = 0; i < r.num_output_tokens; ++i)
-      if (r.output_tokens[i] >= 0 && r.output_tokens[i] < vocab) ++counts[r.output_tokens[i]];
-    for (const auto& [tok, c] : counts)
-      l[static_cast<size_t>(tok)] -= r.frequency_penalty * static_cast<double>(c) + r.presence_penalty;
-  }
-  int64_t best = -1;
-  for (int64_t i = 0; i < vocab; ++i)
-    if (l[static_cast<size_t>(i)] != neg_inf && (best < 0 || l[static_cast<size_t>(i)] > l[static_cast<size_t>(best)]))
-      best = i;
-  if (best < 0) invalid("sample", "the allowed mask excludes every token");
-
-  int64_t chosen = best;
-  if (r.temperature > 0.0f) {
-    // Candidates sorted by processed logit (ties to the lower id).  Tokens
-    // more than 745 nats below the best have probability 0 in double.
-    const double top = l[static_cast<size_t>(best)];
-    std::vector<int64_t> cand;
-    for (int64_t i = 0; i < vocab; ++i)
-      if ((l[static_cast<size_t>(i)] - top) / r.temperature > -745.0) cand.push_back(i);
-    auto by_logit = [&](int64_t a, int64_t b) {
-      return l[static_cast<size_t>(a)] > l[static_cast<size_t>(b)] ||
-             (l[static_cast<size_t>(a)] == l[static_cast<size_t>(b)] && a < b);
-    };
-    if (r.top_k > 0 && static_cast<size_t>(r.top_k) < cand.size()) {
-      std::partial_sort(cand.begin(), cand.begin() + r.top_k, cand.end(), by_logit);
-      cand.resize(static_cast<size_t>(r.top_k));
-    } else {
-      std::sort(cand.begin(), cand.end(), by_logit);
-    }
-    std::vector<double> p(cand.size());
-    double z = 0.0;
-    for (size_t i = 0; i < cand.size(); ++i) {
-      p[i] = std::exp((l[static_cast<size_t>(cand[i])] - top) / r.temperature);
-      z += p[i];
-    }
-    size_t keep = cand.size();
-    if (r.top_p < 1.0f) {
-      double cum = 0.0;
-      for (size_t i = 0; i < cand.size(); ++i) {
-        cum += p[i] / z;
-        if (cum >= r.top_p) { keep = i + 1; break; }
-      }
-    }
-    if (r.min_p > 0.0f) {
-      const double floor = r.min_p * p[0];
-      size_t i = 1;
-      while (i < keep && p[i] >= floor) ++i;
-      keep = i;
-    }
-    double kept = 0.0;
-    for (size_t i = 0; i < keep; ++i) kept += p[i];
-    const double u = uniform(r.seed, r.step) * kept;
-    double cum = 0.0;
-    chosen = cand[keep - 1];
-    for (size_t i = 0; i < keep; ++i) {
-      cum += p[i];
-      if (u < cum) { chosen = cand[i]; break; }
-    }
-  }
-  res.token = static_cast<int32_t>(chosen);
-  res.logprob = static_cast<float>(raw[chosen] - lse);
+  std::vector<float> z(raw, raw + vocab);
+  apply_penalties(r, z);
+  res.token = draw(r, z);
+  res.logprob = static_cast<float>(raw[res.token] - lse);
   return res;
 }
 
@@ -178,7 +169,8 @@ RowResult sample_row(const float* raw, int64_t vocab, const seatrt_sampling_row&
 
 void sample(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_sample_args* args) {
   const std::string op = "sample";
-  if (!args || !args->rows) invalid(op, "args or rows is NULL");
+  if (!args) invalid(op, "args is NULL");
+  if (!args->rows && args->logits && args->logits->ndim >= 1 && args->logits->shape[0] > 0) invalid(op, "rows is NULL");
   use_device(ctx);
   const seatrt_sample_args& a = *args;
   const auto& lg = need(op, "logits", a.logits);
@@ -187,9 +179,9 @@ void sample(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_sample_arg
   const int64_t B = m.rows, V = m.cols;
   if (V < 1) invalid(op, "empty vocabulary");
   if (V > 0x7fffffff) unsupported(op, "vocabulary too large");
-  if (a.num_top < 0 || a.num_top > 20) invalid(op, "num_top must be in 0..20");
-  if (!a.token || !a.logprob || !a.non_finite || (a.num_top > 0 && (!a.top_ids || !a.top_logprobs)))
-    invalid(op, "an output pointer is NULL");
+  if (a.num_top < 0 || a.num_top > 20 || a.num_top > V) invalid(op, "num_top must be in 0..min(20, vocab)");
+  if (B > 0 && !a.token) invalid(op, "token is NULL");
+  if (B > 0 && a.num_top > 0 && (!a.top_ids || !a.top_logprobs)) invalid(op, "top_ids/top_logprobs are NULL");
   for (int64_t b = 0; b < B; ++b) check_row(a.rows[b], b, V);
   if (B == 0) return;
 
@@ -210,9 +202,10 @@ void sample(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_sample_arg
   check(cudaStreamSynchronize(st), "execution error before sampling");
   const auto* stats = reinterpret_cast<const RowStats*>(host);
   for (int64_t b = 0; b < B; ++b) {
-    a.non_finite[b] = stats[b].non_finite;
+    if (a.non_finite) a.non_finite[b] = stats[b].non_finite;
     a.token[b] = stats[b].non_finite ? -1 : stats[b].argmax;
-    a.logprob[b] = stats[b].non_finite ? 0.0f : stats[b].max_logit - stats[b].log_sum_exp;
+    if (a.logprob) a.logprob[b] = stats[b].non_finite ? std::numeric_limits<float>::quiet_NaN()
+                                       : stats[b].max_logit - stats[b].log_sum_exp;
   }
   for (size_t i = 0; i < slow.size(); ++i) {
     const int64_t b = slow[i];
@@ -220,8 +213,8 @@ void sample(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_sample_arg
     const RowResult r = sample_row(raw, V, a.rows[b], a.num_top, a.num_top ? a.top_ids + b * a.num_top : nullptr,
                                    a.num_top ? a.top_logprobs + b * a.num_top : nullptr);
     a.token[b] = r.token;
-    a.logprob[b] = r.logprob;
-    a.non_finite[b] = r.non_finite;
+    if (a.logprob) a.logprob[b] = r.logprob;
+    if (a.non_finite) a.non_finite[b] = r.non_finite;
   }
 }
 
