@@ -95,7 +95,7 @@ KernelDispatch::KernelDispatch(KernelProvider primary, KernelProvider fallback)
       t.*member = forwarder;
       sources_.push_back({op, primary.name});
     } else {
-      sources_.push_back({op, required ? "" : "(not provided, optional)"});
+      sources_.push_back({op, required ? "" : "-"});  // "-": optional, absent
     }
   };
   // Operations: primary, else the same-device fallback.

@@ -42,7 +42,7 @@ struct KernelProvider {
 
 struct OpSource {
   std::string op;        // "rms_norm"
-  std::string provider;  // the provider's name, or "" when missing in both
+  std::string provider;  // the provider's name; "" when missing in both; "-" optional, absent
 };
 
 class KernelDispatch {
