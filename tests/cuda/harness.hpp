@@ -1,0 +1,82 @@
+// Test harness for the CUDA provider: loads provider plugins through the
+// ABI (dlopen + seatrt_plugin_init, a minimal host table), and moves
+// host-side arrays to and from a provider's device.  The CUDA provider is
+// checked against the CPU provider (kernels/cpu, an independent fp32
+// implementation) on the same random inputs.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "seatrt/seatrt.h"
+
+namespace seatrt_test {
+
+// Exit code CTest reads as "skipped" (SKIP_RETURN_CODE).
+constexpr int kSkipCode = 77;
+
+const seatrt_host_api* test_host();
+// Takes a status; throws std::runtime_error with its message if not NULL.
+void ok(seatrt_status* s, const std::string& what);
+// Takes a status; returns its code (SEATRT_OK for NULL) and frees it.
+seatrt_status_code code_of(seatrt_status* s);
+
+// One loaded provider with a context and a stream.
+class Provider {
+ public:
+  Provider(const std::string& path, const char* what);
+  ~Provider();
+  const seatrt_kernel_api& api() const { return *api_; }
+  seatrt_kernel_probe probe() const;
+  void open();  // create context + stream
+  seatrt_kernel_context* ctx() const { return ctx_; }
+  seatrt_stream stream() const { return stream_; }
+  int32_t kind() const { return api_->device_kind; }
+  void sync();
+
+  // A device tensor of `shape` holding `bytes` (raw, dtype-encoded).
+  seatrt_tensor upload(const void* bytes, size_t nbytes, int32_t dtype, std::vector<int64_t> shape);
+  seatrt_tensor empty(int32_t dtype, std::vector<int64_t> shape);
+  std::vector<uint8_t> download(const seatrt_tensor& t);
+  std::vector<float> download_f32(const seatrt_tensor& t);  // F32 or BF16 tensors as floats
+
+ private:
+  void* lib_ = nullptr;
+  const seatrt_kernel_api* api_ = nullptr;
+  seatrt_kernel_context* ctx_ = nullptr;
+  seatrt_stream stream_ = nullptr;
+  std::vector<void*> allocations_;
+};
+
+// The two providers under test (set up by main).
+Provider& cuda();
+Provider& cpu();
+
+std::mt19937& rng();  // seeded from std::random_device; seed printed by main
+
+size_t elem_bytes(int32_t dtype);
+int64_t count(const std::vector<int64_t>& shape);
+uint16_t to_bf16(float f);
+float from_bf16(uint16_t b);
+// n random floats, normal(0, sd), encoded as dtype (F32 or BF16).
+std::vector<uint8_t> random_values(int64_t n, int32_t dtype, float sd = 1.0f);
+std::vector<float> decode(const std::vector<uint8_t>& raw, int32_t dtype);
+
+// The same host data uploaded to both providers.
+struct Pair {
+  seatrt_tensor cuda;
+  seatrt_tensor cpu;
+};
+Pair both(const std::vector<uint8_t>& raw, int32_t dtype, std::vector<int64_t> shape);
+Pair both_empty(int32_t dtype, std::vector<int64_t> shape);
+Pair both_random(int32_t dtype, std::vector<int64_t> shape, float sd = 1.0f);
+
+// max |a - b| / max(max |b|, floor): the relative error of a against b.
+// NaN anywhere gives infinity, so it never passes a bound.
+double rel_error(const std::vector<float>& a, const std::vector<float>& b, double floor = 1e-6);
+
+}  // namespace seatrt_test

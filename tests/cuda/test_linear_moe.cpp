@@ -1,0 +1,144 @@
+// linear (NVFP4 in both layouts, dense BF16) and moe: CUDA vs CPU provider.
+#include <catch2/catch.hpp>
+
+#include "harness.hpp"
+#include "seatrt_cuda/nvfp4_sm90_tiled.hpp"
+
+using namespace seatrt_test;
+
+namespace {
+
+struct HostNvfp4 {
+  int64_t out, in;
+  std::vector<uint8_t> data, scales;
+  float global;
+};
+
+HostNvfp4 random_nvfp4(int64_t out, int64_t in) {
+  HostNvfp4 w{out, in, {}, {}, 0.0f};
+  std::uniform_int_distribution<int> byte(0, 255), exp(4, 11), man(0, 7);
+  w.data.resize(static_cast<size_t>(out * in / 2));
+  for (auto& b : w.data) b = static_cast<uint8_t>(byte(rng()));
+  w.scales.resize(static_cast<size_t>(out * in / 16));
+  for (auto& s : w.scales) s = static_cast<uint8_t>((exp(rng()) << 3) | man(rng()));
+  w.global = std::uniform_real_distribution<float>(100.0f, 3000.0f)(rng());
+  return w;
+}
+
+seatrt_linear_weight nvfp4_weight(Provider& p, const HostNvfp4& h, bool tiled) {
+  seatrt_linear_weight w{};
+  w.struct_size = sizeof w;
+  w.format = SEATRT_WFMT_NVFP4;
+  w.group_size = 16;
+  w.out_features = h.out;
+  w.in_features = h.in;
+  w.data = p.upload(h.data.data(), h.data.size(), SEATRT_DTYPE_E2M1X2, {h.out, h.in / 2});
+  if (tiled) {
+    const auto t = seatrt_cuda::repack_nvfp4_sm90_tiled(h.scales.data(), h.scales.size(), h.global);
+    w.layout = SEATRT_LAYOUT_NVFP4_SM90_TILED;
+    w.scales = p.upload(t.bf16_scales.data(), t.bf16_scales.size() * 2, SEATRT_DTYPE_BF16, {h.out, h.in / 16});
+    w.global_scale = t.global_scale;
+  } else {
+    w.layout = SEATRT_LAYOUT_NVFP4_CT_ROW_MAJOR;
+    w.scales = p.upload(h.scales.data(), h.scales.size(), SEATRT_DTYPE_F8_E4M3, {h.out, h.in / 16});
+    w.global_scale = h.global;
+  }
+  return w;
+}
+
+double run_linear(const seatrt_linear_weight& wc, const seatrt_linear_weight& wp, int64_t m, int32_t xdt, int32_t odt) {
+  Pair x = both_random(xdt, {m, wc.in_features}), out = both_empty(odt, {m, wc.out_features});
+  seatrt_linear_args lc{sizeof(seatrt_linear_args), &x.cuda, &wc, &out.cuda};
+  seatrt_linear_args lp{sizeof(seatrt_linear_args), &x.cpu, &wp, &out.cpu};
+  ok(cuda().api().linear(cuda().ctx(), cuda().stream(), &lc), "cuda linear");
+  ok(cpu().api().linear(cpu().ctx(), cpu().stream(), &lp), "cpu linear");
+  return rel_error(cuda().download_f32(out.cuda), cpu().download_f32(out.cpu));
+}
+
+}  // namespace
+
+TEST_CASE("NVFP4 linear agrees with the CPU provider (CT layout), decode and prefill row counts") {
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{2816, 704}, {704, 2816}, {96, 48}, {40, 4096}}) {
+    const HostNvfp4 h = random_nvfp4(n, k);
+    const seatrt_linear_weight wc = nvfp4_weight(cuda(), h, false), wp = nvfp4_weight(cpu(), h, false);
+    for (int64_t m : {1, 3, 8, 19}) {
+      for (int32_t xdt : {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16}) {
+        INFO("N " << n << " K " << k << " M " << m << " x dtype " << xdt);
+        CHECK(run_linear(wc, wp, m, xdt, SEATRT_DTYPE_F32) <= 1e-4);
+      }
+    }
+  }
+}
+
+TEST_CASE("SM90_TILED weights give the CT result exactly (up to fp32 rounding)") {
+  const HostNvfp4 h = random_nvfp4(256, 2816);
+  const seatrt_linear_weight wc = nvfp4_weight(cuda(), h, true), wp = nvfp4_weight(cpu(), h, false);
+  for (int64_t m : {1, 8}) CHECK(run_linear(wc, wp, m, SEATRT_DTYPE_BF16, SEATRT_DTYPE_F32) <= 1e-4);
+}
+
+TEST_CASE("dense BF16 linear agrees") {
+  for (int64_t k : {2816, 40}) {
+    auto raw = random_values(300 * k, SEATRT_DTYPE_BF16, 0.05f);
+    auto make = [&](Provider& p) {
+      seatrt_linear_weight w{};
+      w.struct_size = sizeof w;
+      w.format = SEATRT_WFMT_DENSE;
+      w.layout = SEATRT_LAYOUT_DENSE_ROW_MAJOR;
+      w.out_features = 300;
+      w.in_features = k;
+      w.data = p.upload(raw.data(), raw.size(), SEATRT_DTYPE_BF16, {300, k});
+      w.global_scale = 1.0f;
+      return w;
+    };
+    const seatrt_linear_weight wc = make(cuda()), wp = make(cpu());
+    for (int64_t m : {1, 11}) CHECK(run_linear(wc, wp, m, SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16) <= 1e-2);
+  }
+}
+
+TEST_CASE("linear refuses a wrong shape with INVALID_ARG") {
+  const HostNvfp4 h = random_nvfp4(32, 64);
+  const seatrt_linear_weight wc = nvfp4_weight(cuda(), h, false);
+  seatrt_tensor x = cuda().empty(SEATRT_DTYPE_F32, {2, 48}), out = cuda().empty(SEATRT_DTYPE_F32, {2, 32});
+  seatrt_linear_args lc{sizeof(seatrt_linear_args), &x, &wc, &out};
+  CHECK(code_of(cuda().api().linear(cuda().ctx(), cuda().stream(), &lc)) == SEATRT_ERR_INVALID_ARG);
+}
+
+TEST_CASE("moe agrees with the CPU provider (NVFP4 experts, grouped tokens)") {
+  const int32_t E = 16, H = 256, I = 128;
+  std::vector<seatrt_linear_weight> gc, uc, dc, gp, up, dp;
+  for (int e = 0; e < E; ++e) {
+    const HostNvfp4 g = random_nvfp4(I, H), u = random_nvfp4(I, H), d = random_nvfp4(H, I);
+    gc.push_back(nvfp4_weight(cuda(), g, false));
+    uc.push_back(nvfp4_weight(cuda(), u, false));
+    dc.push_back(nvfp4_weight(cuda(), d, false));
+    gp.push_back(nvfp4_weight(cpu(), g, false));
+    up.push_back(nvfp4_weight(cpu(), u, false));
+    dp.push_back(nvfp4_weight(cpu(), d, false));
+  }
+  for (int64_t T : {1, 5, 40}) {
+    const int64_t k = 4;
+    // Distinct expert ids per token, random weights.
+    std::vector<int32_t> ids;
+    std::vector<float> wts;
+    for (int64_t t = 0; t < T; ++t) {
+      std::vector<int32_t> perm(E);
+      for (int e = 0; e < E; ++e) perm[static_cast<size_t>(e)] = e;
+      std::shuffle(perm.begin(), perm.end(), rng());
+      for (int64_t j = 0; j < k; ++j) {
+        ids.push_back(perm[static_cast<size_t>(j)]);
+        wts.push_back(std::uniform_real_distribution<float>(0.05f, 0.5f)(rng()));
+      }
+    }
+    Pair id = both(std::vector<uint8_t>(reinterpret_cast<uint8_t*>(ids.data()), reinterpret_cast<uint8_t*>(ids.data() + ids.size())),
+                   SEATRT_DTYPE_I32, {T, k});
+    Pair w = both(std::vector<uint8_t>(reinterpret_cast<uint8_t*>(wts.data()), reinterpret_cast<uint8_t*>(wts.data() + wts.size())),
+                  SEATRT_DTYPE_F32, {T, k});
+    Pair x = both_random(SEATRT_DTYPE_BF16, {T, H}, 0.01f), out = both_empty(SEATRT_DTYPE_F32, {T, H});
+    seatrt_moe_args mc{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cuda, &id.cuda, &w.cuda, gc.data(), uc.data(), dc.data(), &out.cuda};
+    seatrt_moe_args mp{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cpu, &id.cpu, &w.cpu, gp.data(), up.data(), dp.data(), &out.cpu};
+    ok(cuda().api().moe(cuda().ctx(), cuda().stream(), &mc), "cuda moe");
+    ok(cpu().api().moe(cpu().ctx(), cpu().stream(), &mp), "cpu moe");
+    INFO("tokens " << T);
+    CHECK(rel_error(cuda().download_f32(out.cuda), cpu().download_f32(out.cpu)) <= 1e-4);
+  }
+}
