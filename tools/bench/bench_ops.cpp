@@ -1,0 +1,311 @@
+// Op-level benchmark of the CUDA provider at the exact Gemma-4 26B-A4B
+// NVFP4A16 shapes, through the plugin ABI only.  Measures, in one run:
+//  - device-to-device copy bandwidth (bytes read + written / time), the
+//    ceiling the byte limits below are computed from;
+//  - one decode step's quantized Linears outside the experts (30 layers of
+//    q/k/v/o + dense MLP), the MoE of 30 layers (128 experts, top-8, router
+//    ids drawn uniformly per token) and the bf16 tied LM head, at batch
+//    1/4/8/16/32, eager and replayed from a CUDA graph;
+// each beside its byte limit (weight bytes actually read / copy bandwidth).
+// Weights are random bytes (scales kept in a sane E4M3 range).  Attention,
+// norms, router and sampling are NOT included: see docs/benchmarks.md.
+//
+// usage: seatrt-bench-ops <path to libseatrt_kernels_cuda.so> [iterations]
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "seatrt/seatrt.h"
+
+namespace {
+
+struct Status { seatrt_status_code code; std::string msg; };
+seatrt_status* st_create(seatrt_status_code c, const char* m) { return reinterpret_cast<seatrt_status*>(new Status{c, m ? m : ""}); }
+void st_free(seatrt_status* s) { delete reinterpret_cast<Status*>(s); }
+seatrt_status_code st_code(const seatrt_status* s) { return s ? reinterpret_cast<const Status*>(s)->code : SEATRT_OK; }
+const char* st_msg(const seatrt_status* s) { return s ? reinterpret_cast<const Status*>(s)->msg.c_str() : ""; }
+void st_log(seatrt_log_level, const char*, const char*) {}
+
+void ok(seatrt_status* s, const char* what) {
+  if (!s) return;
+  const std::string m = st_msg(s);
+  st_free(s);
+  throw std::runtime_error(std::string(what) + ": " + m);
+}
+
+const seatrt_kernel_api* K = nullptr;
+seatrt_kernel_context* C = nullptr;
+seatrt_stream S = nullptr;
+void* g_random = nullptr;  // 64 MiB of random bytes on the device
+constexpr size_t kRandomBytes = 64u << 20;
+
+void* dev_alloc(size_t bytes) {
+  void* p = nullptr;
+  ok(K->alloc(C, bytes, &p), "alloc");
+  return p;
+}
+
+// Fills device memory from the random buffer.
+void fill(void* dst, size_t bytes) {
+  for (size_t off = 0; off < bytes; off += kRandomBytes)
+    ok(K->copy(C, S, static_cast<char*>(dst) + off, SEATRT_DEVICE_CUDA, g_random, SEATRT_DEVICE_CUDA,
+               std::min(kRandomBytes, bytes - off)), "fill");
+}
+
+seatrt_tensor tensor(void* data, int32_t dtype, int64_t rows, int64_t cols) {
+  seatrt_tensor t{};
+  t.struct_size = sizeof t;
+  t.dtype = dtype;
+  t.data = data;
+  t.ndim = 2;
+  t.shape[0] = rows;
+  t.shape[1] = cols;
+  t.strides[0] = cols;
+  t.strides[1] = 1;
+  t.device.kind = SEATRT_DEVICE_CUDA;
+  return t;
+}
+
+// An NVFP4 weight with random codes and E4M3 scales in [0.125, 15].
+seatrt_linear_weight nvfp4(int64_t out, int64_t in, size_t& bytes) {
+  seatrt_linear_weight w{};
+  w.struct_size = sizeof w;
+  w.format = SEATRT_WFMT_NVFP4;
+  w.layout = SEATRT_LAYOUT_NVFP4_CT_ROW_MAJOR;
+  w.group_size = 16;
+  w.out_features = out;
+  w.in_features = in;
+  const size_t db = static_cast<size_t>(out * in / 2), sb = static_cast<size_t>(out * in / 16);
+  void* d = dev_alloc(db);
+  fill(d, db);
+  std::vector<uint8_t> sc(sb);
+  static std::mt19937 g(7);
+  for (auto& s : sc) s = static_cast<uint8_t>(((4 + g() % 8) << 3) | (g() % 8));
+  void* s = dev_alloc(sb);
+  ok(K->copy(C, S, s, SEATRT_DEVICE_CUDA, sc.data(), SEATRT_DEVICE_CPU, sb), "copy scales");
+  ok(K->stream_sync(C, S), "sync");
+  w.data = tensor(d, SEATRT_DTYPE_E2M1X2, out, in / 2);
+  w.scales = tensor(s, SEATRT_DTYPE_F8_E4M3, out, in / 16);
+  w.global_scale = 1000.0f;
+  bytes += db + sb;
+  return w;
+}
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// Median seconds per call of `step` over `reps` timed runs of `iters` each.
+double time_it(const std::function<void()>& step, int iters, int reps = 5) {
+  step();
+  ok(K->stream_sync(C, S), "sync");
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const double t0 = now();
+    for (int i = 0; i < iters; ++i) step();
+    ok(K->stream_sync(C, S), "sync");
+    t.push_back((now() - t0) / iters);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// Same, replaying `step` captured into a CUDA graph.
+double time_graph(const std::function<void()>& step, int iters) {
+  step();  // uploads tables / grows scratch outside the capture
+  ok(K->stream_sync(C, S), "sync");
+  ok(K->graph_begin(C, S), "graph_begin");
+  step();
+  seatrt_graph* g = nullptr;
+  ok(K->graph_end(C, S, &g), "graph_end");
+  const double t = time_it([&] { ok(K->graph_launch(C, S, g), "graph_launch"); }, iters);
+  K->graph_destroy(C, g);
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s <libseatrt_kernels_cuda.so> [iterations]\n", argv[0]);
+    return 2;
+  }
+  const int iters = argc > 2 ? std::atoi(argv[2]) : 20;
+  try {
+    void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) throw std::runtime_error(dlerror());
+    static seatrt_host_api host{sizeof(seatrt_host_api), SEATRT_ABI_MAJOR, SEATRT_ABI_MINOR, 0, st_create, st_free, st_code, st_msg, st_log};
+    auto init = reinterpret_cast<seatrt_plugin_init_fn>(dlsym(lib, SEATRT_PLUGIN_ENTRY_SYMBOL));
+    const seatrt_plugin* p = init(&host);
+    ok(p->initialize(&host), "initialize");
+    K = p->kernels;
+    seatrt_kernel_probe pr{sizeof(seatrt_kernel_probe), 0, nullptr};
+    ok(K->probe(&pr), "probe");
+    std::printf("device: %s (score %u)\n", pr.detail, pr.score);
+    if (pr.score == 0) return 77;
+    ok(K->create("", 0, &C), "create");
+    ok(K->stream_create(C, &S), "stream");
+
+    {  // random source
+      std::vector<uint8_t> r(kRandomBytes);
+      std::mt19937_64 g(std::random_device{}());
+      for (size_t i = 0; i < r.size(); i += 8) { const uint64_t v = g(); std::memcpy(&r[i], &v, 8); }
+      g_random = dev_alloc(kRandomBytes);
+      ok(K->copy(C, S, g_random, SEATRT_DEVICE_CUDA, r.data(), SEATRT_DEVICE_CPU, kRandomBytes), "upload random");
+      ok(K->stream_sync(C, S), "sync");
+    }
+
+    // 1. Copy bandwidth: 4 GiB device-to-device, bytes read + written.
+    const size_t cb = 4ull << 30;
+    void* a = dev_alloc(cb);
+    void* b = dev_alloc(cb);
+    const double tc = time_it([&] { ok(K->copy(C, S, b, SEATRT_DEVICE_CUDA, a, SEATRT_DEVICE_CUDA, cb), "copy"); }, 10, 3);
+    const double bw = 2.0 * static_cast<double>(cb) / tc;
+    std::printf("copy bandwidth: %.3f TB/s (4 GiB D2D, median of 3 x 10)\n", bw / 1e12);
+    K->free_memory(C, a);
+    K->free_memory(C, b);
+
+    // 2. Weights of 30 layers.
+    const int layers = 30, E = 128, topk = 8;
+    const int64_t H = 2816, I = 704, MLP = 2112;
+    size_t dense_bytes = 0, expert_bytes = 0;
+    std::vector<std::vector<seatrt_linear_weight>> lin(layers);
+    std::vector<std::vector<seatrt_linear_weight>> eg(layers), eu(layers), ed(layers);
+    for (int l = 0; l < layers; ++l) {
+      const bool full = l % 6 == 5;
+      if (full) {
+        lin[l].push_back(nvfp4(8192, H, dense_bytes));
+        lin[l].push_back(nvfp4(1024, H, dense_bytes));
+        lin[l].push_back(nvfp4(H, 8192, dense_bytes));
+      } else {
+        lin[l].push_back(nvfp4(4096, H, dense_bytes));
+        lin[l].push_back(nvfp4(2048, H, dense_bytes));
+        lin[l].push_back(nvfp4(2048, H, dense_bytes));
+        lin[l].push_back(nvfp4(H, 4096, dense_bytes));
+      }
+      lin[l].push_back(nvfp4(MLP, H, dense_bytes));
+      lin[l].push_back(nvfp4(MLP, H, dense_bytes));
+      lin[l].push_back(nvfp4(H, MLP, dense_bytes));
+      for (int e = 0; e < E; ++e) {
+        eg[l].push_back(nvfp4(I, H, expert_bytes));
+        eu[l].push_back(nvfp4(I, H, expert_bytes));
+        ed[l].push_back(nvfp4(H, I, expert_bytes));
+      }
+    }
+    const double per_expert = static_cast<double>(expert_bytes) / (layers * E);
+    // LM head: the tied bf16 embedding [262144, 2816].
+    const int64_t V = 262144;
+    seatrt_linear_weight head{};
+    head.struct_size = sizeof head;
+    head.format = SEATRT_WFMT_DENSE;
+    head.layout = SEATRT_LAYOUT_DENSE_ROW_MAJOR;
+    head.out_features = V;
+    head.in_features = H;
+    head.global_scale = 1.0f;
+    {
+      void* d = dev_alloc(static_cast<size_t>(V * H * 2));
+      // bf16 random bytes would hold NaNs; zeros cost the same bandwidth.
+      ok(K->memset_zero(C, S, d, static_cast<size_t>(V * H * 2)), "memset");
+      head.data = tensor(d, SEATRT_DTYPE_BF16, V, H);
+    }
+    const double head_bytes = static_cast<double>(V * H * 2);
+    std::printf("weights: non-expert quantized %.3f GB, experts %.3f GB (%.3f MB per expert per layer), lm head %.3f GB\n",
+                static_cast<double>(dense_bytes) / 1e9, static_cast<double>(expert_bytes) / 1e9, per_expert / 1e6,
+                head_bytes / 1e9);
+
+    std::printf("\n| batch | part | eager ms | graph ms | bytes GB | limit ms | graph %% of limit | distinct experts/layer |\n");
+    std::printf("|---:|---|---:|---:|---:|---:|---:|---:|\n");
+    std::mt19937 g(std::random_device{}());
+    for (int64_t B : {1, 4, 8, 16, 32}) {
+      // Activations (bf16), outputs (f32, sized for the largest Linear).
+      void* x = dev_alloc(static_cast<size_t>(B * 8192 * 2));
+      fill(x, static_cast<size_t>(B * 8192 * 2));
+      ok(K->memset_zero(C, S, x, static_cast<size_t>(B * 8192 * 2)), "zero x");  // finite inputs
+      void* y = dev_alloc(static_cast<size_t>(B * V * 4));
+      seatrt_tensor xt_h = tensor(x, SEATRT_DTYPE_BF16, B, H);
+      // Router ids: top-8 distinct experts per token, uniform.
+      std::vector<int32_t> ids(static_cast<size_t>(layers * B * topk));
+      std::vector<float> wts(ids.size(), 0.125f);
+      double distinct = 0;
+      for (int l = 0; l < layers; ++l) {
+        std::set<int> used;
+        for (int64_t t = 0; t < B; ++t) {
+          std::vector<int> perm(E);
+          for (int e = 0; e < E; ++e) perm[static_cast<size_t>(e)] = e;
+          std::shuffle(perm.begin(), perm.end(), g);
+          for (int j = 0; j < topk; ++j) {
+            ids[static_cast<size_t>((l * B + t) * topk + j)] = perm[static_cast<size_t>(j)];
+            used.insert(perm[static_cast<size_t>(j)]);
+          }
+        }
+        distinct += static_cast<double>(used.size()) / layers;
+      }
+      void* idd = dev_alloc(ids.size() * 4);
+      void* wd = dev_alloc(wts.size() * 4);
+      ok(K->copy(C, S, idd, SEATRT_DEVICE_CUDA, ids.data(), SEATRT_DEVICE_CPU, ids.size() * 4), "ids");
+      ok(K->copy(C, S, wd, SEATRT_DEVICE_CUDA, wts.data(), SEATRT_DEVICE_CPU, wts.size() * 4), "wts");
+      ok(K->stream_sync(C, S), "sync");
+
+      auto dense_step = [&] {
+        for (int l = 0; l < layers; ++l)
+          for (const auto& w : lin[l]) {
+            seatrt_tensor xt = tensor(x, SEATRT_DTYPE_BF16, B, w.in_features);
+            seatrt_tensor yt = tensor(y, SEATRT_DTYPE_BF16, B, w.out_features);
+            seatrt_linear_args la{sizeof la, &xt, &w, &yt};
+            ok(K->linear(C, S, &la), "linear");
+          }
+      };
+      std::vector<seatrt_tensor> idt(layers), wt(layers);
+      for (int l = 0; l < layers; ++l) {
+        idt[l] = tensor(static_cast<int32_t*>(idd) + l * B * topk, SEATRT_DTYPE_I32, B, topk);
+        wt[l] = tensor(static_cast<float*>(wd) + l * B * topk, SEATRT_DTYPE_F32, B, topk);
+      }
+      auto moe_step = [&] {
+        for (int l = 0; l < layers; ++l) {
+          seatrt_tensor yt = tensor(y, SEATRT_DTYPE_BF16, B, H);
+          seatrt_moe_args ma{sizeof ma, SEATRT_ACT_GELU_TANH, E, &xt_h, &idt[l], &wt[l], eg[l].data(), eu[l].data(), ed[l].data(), &yt};
+          ok(K->moe(C, S, &ma), "moe");
+        }
+      };
+      auto head_step = [&] {
+        seatrt_tensor yt = tensor(y, SEATRT_DTYPE_F32, B, V);
+        seatrt_linear_args la{sizeof la, &xt_h, &head, &yt};
+        ok(K->linear(C, S, &la), "lm head");
+      };
+      struct Part { const char* name; std::function<void()> step; double bytes; };
+      const Part parts[] = {{"attn+dense MLP linears (30 layers)", dense_step, static_cast<double>(dense_bytes)},
+                            {"MoE experts (30 layers)", moe_step, distinct * layers * per_expert},
+                            {"LM head (bf16)", head_step, head_bytes}};
+      double sum_graph = 0, sum_limit = 0;
+      for (const Part& pt : parts) {
+        const double te = time_it(pt.step, iters);
+        const double tg = time_graph(pt.step, iters);
+        const double lim = pt.bytes / bw;
+        sum_graph += tg;
+        sum_limit += lim;
+        std::printf("| %lld | %s | %.3f | %.3f | %.3f | %.3f | %.0f%% | %s |\n", static_cast<long long>(B), pt.name, te * 1e3,
+                    tg * 1e3, pt.bytes / 1e9, lim * 1e3, 100.0 * lim / tg,
+                    std::string(pt.name).rfind("MoE", 0) == 0 ? std::to_string(distinct).substr(0, 5).c_str() : "");
+      }
+      std::printf("| %lld | **sum (weights only)** | | %.3f | | %.3f | %.0f%% | -> %.0f tok/s weight-bound step (limit %.0f) |\n",
+                  static_cast<long long>(B), sum_graph * 1e3, sum_limit * 1e3, 100.0 * sum_limit / sum_graph,
+                  static_cast<double>(B) / sum_graph, static_cast<double>(B) / sum_limit);
+      K->free_memory(C, x);
+      K->free_memory(C, y);
+      K->free_memory(C, idd);
+      K->free_memory(C, wd);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench failed: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
