@@ -183,6 +183,9 @@ void ArgsConverter::begin_element() {
 }
 
 void ArgsConverter::open(bool is_object) {
+  // The parent's value is this container: once it closes, the parent is
+  // after a value (and an early close() must not write a null for it).
+  if (!frames_.empty()) value_done();
   out_ += is_object ? '{' : '[';
   frames_.push_back({is_object, is_object ? Phase::kObjKey : Phase::kArrValue, false});
 }
@@ -213,6 +216,7 @@ void ArgsConverter::emit_key() {
 
 void ArgsConverter::end_bare() {
   const std::string_view value = trim(buffer_);
+  begin_element();
   out_ += value.empty() ? std::string("null") : bare_value_to_json(value);
   buffer_.clear();
   mode_ = Mode::kStructure;
