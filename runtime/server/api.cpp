@@ -1,0 +1,346 @@
+#include "api.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <thread>
+
+#include "api_error.hpp"
+#include "generation.hpp"
+#include "serve_generation.hpp"
+
+namespace seatrt::server {
+
+using nlohmann::json;
+
+namespace {
+
+// Compares without leaking where the first difference is.
+bool constant_time_equal(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const size_t n = std::max(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff = static_cast<unsigned char>(diff | (x ^ y));
+  }
+  return diff == 0;
+}
+
+ApiError not_found(const std::string& path) {
+  return ApiError(404, "NotFoundError", "no route for " + path);
+}
+
+}  // namespace
+
+Api::Api(SeatRuntime& seat) : seat_(seat) {}
+
+bool Api::authorized(const std::string& header) const {
+  if (!seat_.api_key) return true;
+  const std::string prefix = "Bearer ";
+  const std::string given = header.rfind(prefix, 0) == 0 ? header.substr(prefix.size()) : std::string();
+  return constant_time_equal(given, *seat_.api_key);
+}
+
+const std::string& Api::check_model(const std::string& name) const {
+  for (const auto& n : seat_.served_names)
+    if (n == name) return n;
+  std::string served;
+  for (const auto& n : seat_.served_names) served += (served.empty() ? "" : ", ") + n;
+  throw ApiError(404, "NotFoundError",
+                 "The model `" + name + "` does not exist. This seat serves: " + served, "model");
+}
+
+bool Api::ready(std::string* reason) const {
+  std::lock_guard lock(ready_mutex_);
+  const auto non_finite = seat_.engine->stats().non_finite;
+  if (!canary_ok_) {
+    if (reason) *reason = canary_detail_;
+    return false;
+  }
+  if (non_finite > 0) {
+    if (reason)
+      *reason = "a request saw non-finite logits (NaN or infinity) " + std::to_string(non_finite) +
+                " time(s) since load; the model is producing invalid numbers";
+    return false;
+  }
+  return true;
+}
+
+std::string Api::run_canary() {
+  std::string problem;
+  try {
+    std::vector<int32_t> prompt;
+    if (seat_.render_chat) {
+      json messages = json::array({{{"role", "user"}, {"content", "Say hello."}}});
+      prompt = seat_.tokenizer->encode(seat_.render_chat(messages, nullptr, seat_.default_chat_template_kwargs, true), false);
+    } else {
+      prompt = seat_.tokenizer->encode("Hello", true);
+    }
+    GenerationParams p;
+    p.max_tokens = 4;
+    p.sampling.temperature = 0;
+    p.logprobs = true;
+    p.top_logprobs = 1;
+    p.skip_special_tokens = true;
+    Generation gen(seat_, p, prompt, nullptr);
+    if (gen.start() != Generation::Submit::ok) throw std::runtime_error("the engine refused the canary");
+    std::string text;
+    int logprobs = 0;
+    for (;;) {
+      auto ev = gen.next(std::chrono::milliseconds(600000));
+      if (!ev) throw std::runtime_error("the canary generation timed out");
+      for (const auto& lp : ev->logprobs) {
+        if (!std::isfinite(lp.logprob)) throw std::runtime_error("the canary got a non-finite logprob");
+        ++logprobs;
+      }
+      text += ev->delta.content + ev->delta.reasoning;
+      if (ev->finished) {
+        if (!ev->error.empty()) throw std::runtime_error(ev->error);
+        break;
+      }
+    }
+    if (logprobs == 0) throw std::runtime_error("the canary generated no tokens");
+    if (text.empty()) throw std::runtime_error("the canary generated only empty text");
+  } catch (const std::exception& e) {
+    problem = std::string("canary generation failed: ") + e.what();
+  }
+  std::lock_guard lock(ready_mutex_);
+  canary_ok_ = problem.empty();
+  canary_detail_ = problem;
+  return problem;
+}
+
+void Api::reply_json(ResponseWriter& w, int status, const json& body, int& status_out) {
+  w.send(status, "application/json", body.dump());
+  status_out = status;
+}
+
+void Api::handle(const HttpRequest& request, ResponseWriter& writer) {
+  std::string endpoint = "other";
+  int status = 500;
+  ++in_flight_;
+  try {
+    route(request, writer, endpoint, status);
+  } catch (const ApiError& e) {
+    writer.send(e.status(), "application/json", e.to_json().dump());
+    status = e.status();
+  } catch (const std::exception& e) {
+    writer.send(500, "application/json", ApiError(500, "InternalServerError", e.what()).to_json().dump());
+    status = 500;
+  }
+  --in_flight_;
+  metrics_.count_request(endpoint, status);
+}
+
+void Api::route(const HttpRequest& req, ResponseWriter& w, std::string& endpoint, int& status) {
+  const auto& path = req.path;
+  auto require = [&](const char* method) {
+    if (req.method != method)
+      throw ApiError(405, "MethodNotAllowedError", path + " accepts " + method + ", not " + req.method);
+  };
+  if (path == "/health") {
+    endpoint = "health";
+    return reply_json(w, 200, {{"status", "ok"}}, status);
+  }
+  if (path == "/ready") {
+    endpoint = "ready";
+    std::string reason;
+    if (ready(&reason)) return reply_json(w, 200, {{"ready", true}}, status);
+    return reply_json(w, 503, {{"ready", false}, {"reason", reason}}, status);
+  }
+  if (!authorized(req.authorization))
+    throw ApiError(401, "AuthenticationError", "invalid or missing API key (send Authorization: Bearer <key>)");
+  if (path == "/v1/models") {
+    endpoint = "models";
+    require("GET");
+    json data = json::array();
+    for (const auto& n : seat_.served_names)
+      data.push_back({{"id", n}, {"object", "model"}, {"created", static_cast<int64_t>(std::time(nullptr))},
+                      {"owned_by", "seatrt"}, {"root", seat_.served_names.front()}, {"parent", nullptr},
+                      {"max_model_len", seat_.max_model_len}});
+    return reply_json(w, 200, {{"object", "list"}, {"data", data}}, status);
+  }
+  if (path == "/v1/seat") {
+    endpoint = "seat";
+    require("GET");
+    return reply_json(w, 200, seat_report(), status);
+  }
+  if (path == "/metrics") {
+    endpoint = "metrics";
+    require("GET");
+    w.send(200, "text/plain; version=0.0.4", metrics_.render(seat_.engine->stats()));
+    status = 200;
+    return;
+  }
+  if (path == "/v1/chat/completions") {
+    endpoint = "chat_completions";
+    require("POST");
+    status = chat(req, w);
+    return;
+  }
+  if (path == "/v1/completions") {
+    endpoint = "completions";
+    require("POST");
+    status = completion(req, w);
+    return;
+  }
+  if (path == "/tokenize") {
+    endpoint = "tokenize";
+    require("POST");
+    status = tokenize(req, w);
+    return;
+  }
+  if (path == "/detokenize") {
+    endpoint = "detokenize";
+    require("POST");
+    status = detokenize(req, w);
+    return;
+  }
+  throw not_found(path);
+}
+
+json Api::seat_report() const {
+  json r = seat_.seat_info;
+  const auto s = seat_.engine->stats();
+  const auto& plan = seat_.engine->kv_plan();
+  json kv = r.value("kv_pool", json::object());
+  kv["bytes"] = plan.pool_bytes;
+  kv["tokens"] = plan.capacity_tokens;
+  kv["max_context_multiple"] = plan.context_multiple;
+  kv["block_size"] = plan.block_size;
+  kv["blocks_total"] = s.blocks_total;
+  kv["blocks_used"] = s.blocks_used;
+  r["kv_pool"] = kv;
+  r["served_model_names"] = seat_.served_names;
+  r["max_model_len"] = seat_.max_model_len;
+  r["running"] = s.running;
+  r["waiting"] = s.waiting;
+  std::string reason;
+  r["ready"] = ready(&reason);
+  if (!reason.empty()) r["not_ready_reason"] = reason;
+  return r;
+}
+
+namespace {
+
+void check_lengths(const SeatRuntime& seat, const GenerationParams& p, size_t prompt_tokens) {
+  const auto prompt = static_cast<int64_t>(prompt_tokens);
+  if (prompt == 0) throw bad_request("the prompt is empty");
+  if (prompt >= seat.max_model_len)
+    throw bad_request("This model's maximum context length is " + std::to_string(seat.max_model_len) +
+                          " tokens. However, your request has " + std::to_string(prompt) +
+                          " input tokens, leaving no room for output. Please reduce the length of the input.",
+                      "messages");
+  if (p.max_tokens && prompt + *p.max_tokens > seat.max_model_len)
+    throw bad_request("'max_tokens' is too large: " + std::to_string(*p.max_tokens) +
+                          ". This model's maximum context length is " + std::to_string(seat.max_model_len) +
+                          " tokens and your request has " + std::to_string(prompt) + " input tokens (" +
+                          std::to_string(prompt + *p.max_tokens) + " > " + std::to_string(seat.max_model_len) + ").",
+                      "max_tokens");
+}
+
+void check_ids(const SeatRuntime& seat, const std::vector<int32_t>& ids, const char* field) {
+  for (int32_t id : ids)
+    if (id < 0 || id >= seat.tokenizer->vocab_size())
+      throw bad_request(std::string("'") + field + "' holds token id " + std::to_string(id) +
+                            ", outside the vocabulary [0, " + std::to_string(seat.tokenizer->vocab_size()) + ")",
+                        field);
+}
+
+}  // namespace
+
+int Api::chat(const HttpRequest& req, ResponseWriter& w) {
+  ChatRequest r = parse_chat_request(parse_json_body(req.body));
+  GenerationJob job;
+  job.flavor = Flavor::chat;
+  job.model = check_model(r.gen.model);
+  if (draining_) throw ApiError(503, "ServiceUnavailableError", "the server is shutting down");
+  if (!seat_.render_chat) throw ApiError(500, "InternalServerError", "this seat has no chat template");
+  json kwargs = seat_.default_chat_template_kwargs;
+  for (auto it = r.chat_template_kwargs.begin(); it != r.chat_template_kwargs.end(); ++it) kwargs[it.key()] = it.value();
+  const bool choice_none = r.tool_choice.is_string() && r.tool_choice.get<std::string>() == "none";
+  const json tools = choice_none && seat_.exclude_tools_when_tool_choice_none ? json(nullptr) : r.tools;
+  std::string prompt_text;
+  try {
+    prompt_text = seat_.render_chat(r.messages, tools, kwargs, r.add_generation_prompt);
+  } catch (const std::exception& e) {
+    throw bad_request(std::string("the chat template could not render these messages: ") + e.what(), "messages");
+  }
+  job.prompt = seat_.tokenizer->encode(prompt_text, false);
+  check_lengths(seat_, r.gen, job.prompt.size());
+  ParserRequestInfo info;
+  info.request_id = random_id("req-");
+  info.tools_json = r.tools.is_null() ? "" : r.tools.dump();
+  info.tool_choice_json = r.tool_choice.is_null() ? (r.tools.is_null() ? "" : "\"auto\"") : r.tool_choice.dump();
+  info.response_format_json = r.response_format.is_null() ? "" : r.response_format.dump();
+  info.chat_template_kwargs_json = kwargs.dump();
+  info.prompt_tail = prompt_text.substr(prompt_text.size() > 256 ? prompt_text.size() - 256 : 0);
+  job.parser = info;
+  job.params = r.gen;
+  return serve_generation(seat_, metrics_, job, w);
+}
+
+int Api::completion(const HttpRequest& req, ResponseWriter& w) {
+  CompletionRequest r = parse_completion_request(parse_json_body(req.body));
+  GenerationJob job;
+  job.flavor = Flavor::completion;
+  job.model = check_model(r.gen.model);
+  if (draining_) throw ApiError(503, "ServiceUnavailableError", "the server is shutting down");
+  if (r.prompt_text) {
+    job.prompt = seat_.tokenizer->encode(*r.prompt_text, true);
+  } else {
+    check_ids(seat_, r.prompt_ids, "prompt");
+    job.prompt = r.prompt_ids;
+  }
+  check_lengths(seat_, r.gen, job.prompt.size());
+  job.params = r.gen;
+  return serve_generation(seat_, metrics_, job, w);
+}
+
+int Api::tokenize(const HttpRequest& req, ResponseWriter& w) {
+  const json body = parse_json_body(req.body);
+  if (!body.is_object()) throw bad_request("the request body must be a JSON object");
+  if (body.contains("model") && !body["model"].is_null()) {
+    if (!body["model"].is_string()) throw bad_request("'model' must be a string", "model");
+    check_model(body["model"].get<std::string>());
+  }
+  bool add_special = body.value("add_special_tokens", true);
+  std::string text;
+  if (body.contains("prompt")) {
+    if (!body["prompt"].is_string()) throw bad_request("'prompt' must be a string", "prompt");
+    text = body["prompt"].get<std::string>();
+  } else if (body.contains("messages")) {
+    json wrapped = {{"model", seat_.served_names.front()}, {"messages", body["messages"]}};
+    ChatRequest r = parse_chat_request(wrapped);
+    text = seat_.render_chat(r.messages, nullptr, seat_.default_chat_template_kwargs,
+                             body.value("add_generation_prompt", true));
+    add_special = false;
+  } else {
+    throw bad_request("'prompt' or 'messages' is required", "prompt");
+  }
+  const auto ids = seat_.tokenizer->encode(text, add_special);
+  w.send(200, "application/json",
+         json{{"count", ids.size()}, {"max_model_len", seat_.max_model_len}, {"tokens", ids}}.dump());
+  return 200;
+}
+
+int Api::detokenize(const HttpRequest& req, ResponseWriter& w) {
+  const json body = parse_json_body(req.body);
+  if (!body.is_object()) throw bad_request("the request body must be a JSON object");
+  if (body.contains("model") && !body["model"].is_null()) {
+    if (!body["model"].is_string()) throw bad_request("'model' must be a string", "model");
+    check_model(body["model"].get<std::string>());
+  }
+  if (!body.contains("tokens") || !body["tokens"].is_array()) throw bad_request("'tokens' must be an array of integers", "tokens");
+  std::vector<int32_t> ids;
+  for (const auto& t : body["tokens"]) {
+    if (!t.is_number_integer()) throw bad_request("'tokens' must be an array of integers", "tokens");
+    ids.push_back(t.get<int32_t>());
+  }
+  check_ids(seat_, ids, "tokens");
+  w.send(200, "application/json", json{{"prompt", seat_.tokenizer->decode(ids, false)}}.dump());
+  return 200;
+}
+
+}  // namespace seatrt::server

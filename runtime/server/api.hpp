@@ -1,0 +1,55 @@
+// The seat's HTTP API: OpenAI-compatible endpoints, tokenizer endpoints,
+// health/readiness, metrics and the seat report.  Authentication (bearer
+// key, constant-time compare) guards everything except /health and /ready.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "http_types.hpp"
+#include "metrics.hpp"
+#include "openai_request.hpp"
+#include "seat_runtime.hpp"
+
+namespace seatrt::server {
+
+class Api {
+ public:
+  explicit Api(SeatRuntime& seat);
+
+  void handle(const HttpRequest& request, ResponseWriter& writer);
+
+  // Generates a few tokens at load; ready only if they came back with
+  // finite logprobs and non-empty text.  Returns "" on success, else why not.
+  std::string run_canary();
+  bool ready(std::string* reason = nullptr) const;
+  // No new generations from now on (they get 503).
+  void begin_drain() { draining_ = true; }
+  int64_t in_flight() const { return in_flight_; }
+  Metrics& metrics() { return metrics_; }
+
+ private:
+  void route(const HttpRequest& request, ResponseWriter& writer, std::string& endpoint, int& status);
+  bool authorized(const std::string& header) const;
+  const std::string& check_model(const std::string& name) const;
+  void reply_json(ResponseWriter& w, int status, const nlohmann::json& body, int& status_out);
+
+  int chat(const HttpRequest& req, ResponseWriter& w);
+  int completion(const HttpRequest& req, ResponseWriter& w);
+  int tokenize(const HttpRequest& req, ResponseWriter& w);
+  int detokenize(const HttpRequest& req, ResponseWriter& w);
+  nlohmann::json seat_report() const;
+
+  SeatRuntime& seat_;
+  Metrics metrics_;
+  std::atomic<bool> draining_{false};
+  std::atomic<int64_t> in_flight_{0};
+  mutable std::mutex ready_mutex_;
+  bool canary_ok_ = false;
+  std::string canary_detail_ = "the canary generation has not run";
+};
+
+}  // namespace seatrt::server

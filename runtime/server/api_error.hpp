@@ -1,0 +1,36 @@
+// An error the client sees, in the OpenAI error shape:
+//   {"error": {"message": ..., "type": ..., "param": ..., "code": ...}}
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace seatrt::server {
+
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(int status, std::string type, const std::string& message, std::string param = "")
+      : std::runtime_error(message), status_(status), type_(std::move(type)), param_(std::move(param)) {}
+  int status() const { return status_; }
+  const std::string& type() const { return type_; }
+  const std::string& param() const { return param_; }
+
+  nlohmann::json to_json() const {
+    nlohmann::json e = {{"message", what()}, {"type", type_}, {"code", status_}};
+    e["param"] = param_.empty() ? nlohmann::json(nullptr) : nlohmann::json(param_);
+    return {{"error", e}};
+  }
+
+ private:
+  int status_;
+  std::string type_;
+  std::string param_;
+};
+
+inline ApiError bad_request(const std::string& message, const std::string& param = "") {
+  return ApiError(400, "BadRequestError", message, param);
+}
+
+}  // namespace seatrt::server

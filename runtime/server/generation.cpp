@@ -1,0 +1,178 @@
+#include "generation.hpp"
+
+#include <random>
+
+#include "seatrt/text/detokenizer.hpp"
+
+namespace seatrt::server {
+
+struct Generation::Choice {
+  int32_t index = 0;
+  Generation* owner = nullptr;
+  text::StreamingDetokenizer detok;
+  text::StopStringMatcher stops;
+  std::unique_ptr<ParserChain> parser;
+  std::vector<int32_t> pending_ids;  // ids whose text is not yet certain
+  int64_t completion_tokens = 0;
+
+  Choice(const SeatRuntime& seat, const GenerationParams& p, bool has_parser)
+      : detok(*seat.tokenizer, has_parser ? false : p.skip_special_tokens), stops(p.stop) {}
+};
+
+namespace {
+
+std::string finish_name(int32_t reason) {
+  switch (reason) {
+    case SEATRT_FINISH_LENGTH: return "length";
+    case SEATRT_FINISH_TOOL_CALLS: return "tool_calls";
+    default: return "stop";
+  }
+}
+
+}  // namespace
+
+Generation::Generation(const SeatRuntime& seat, const GenerationParams& params, std::vector<int32_t> prompt,
+                       const ParserRequestInfo* parser_info)
+    : seat_(seat), params_(params), prompt_(std::move(prompt)), start_time_(std::chrono::steady_clock::now()) {
+  const bool has_parser = parser_info && (seat.tool_parser.api || seat.reasoning_parser.api);
+  for (int32_t i = 0; i < params.n; ++i) {
+    auto c = std::make_unique<Choice>(seat, params, has_parser);
+    c->index = i;
+    c->owner = this;
+    if (has_parser) c->parser = std::make_unique<ParserChain>(seat, *parser_info);
+    choices_.push_back(std::move(c));
+  }
+}
+
+Generation::~Generation() {
+  cancel();
+  std::unique_lock lock(mutex_);
+  // Accepted sequences always finish (the engine reports cancellation), so
+  // no engine callback can outlive this object.
+  ready_.wait(lock, [&] { return finished_ >= static_cast<int32_t>(engine_ids_.size()); });
+}
+
+void Generation::push(ChoiceEvent event) {
+  {
+    std::lock_guard lock(mutex_);
+    if (event.finished) ++finished_;
+    events_.push_back(std::move(event));
+  }
+  ready_.notify_all();
+}
+
+Generation::Submit Generation::start() {
+  std::random_device os_random;
+  const int64_t max_new = params_.max_tokens ? *params_.max_tokens
+                                              : seat_.max_model_len - static_cast<int64_t>(prompt_.size());
+  for (auto& c : choices_) {
+    Choice* choice = c.get();
+    engine::GenerationRequest req;
+    req.prompt = prompt_;
+    req.max_new_tokens = max_new;
+    req.sampling = params_.sampling;
+    req.sampling.num_top_logprobs = params_.logprobs ? std::max(params_.top_logprobs, 1) : 0;
+    req.sampling.seed = params_.seeded ? params_.sampling.seed + static_cast<uint64_t>(choice->index)
+                                       : (uint64_t{os_random()} << 32) ^ os_random();
+    req.stop_token_ids = seat_.end_token_ids;
+    req.stop_token_ids.insert(req.stop_token_ids.end(), params_.stop_token_ids.begin(), params_.stop_token_ids.end());
+    if (choice->parser) req.allowed_mask = [choice] { return choice->parser->allowed_mask(); };
+    const bool want_logprobs = params_.logprobs;
+    const int32_t top_n = params_.top_logprobs;
+    req.on_token = [this, choice, want_logprobs, top_n](const engine::TokenEvent& e) {
+      ChoiceEvent ev;
+      ev.index = choice->index;
+      ++choice->completion_tokens;
+      if (want_logprobs) {
+        TokenLogprob lp{std::string(seat_.tokenizer->token_bytes(e.token)), e.logprob, {}};
+        for (size_t i = 0; i < e.top_ids.size() && static_cast<int32_t>(i) < top_n; ++i)
+          lp.top.emplace_back(std::string(seat_.tokenizer->token_bytes(e.top_ids[i])), e.top_logprobs[i]);
+        ev.logprobs.push_back(std::move(lp));
+      }
+      choice->pending_ids.push_back(e.token);
+      const std::string piece = choice->detok.push(e.token);
+      bool keep = true;
+      if (!piece.empty()) {
+        auto r = choice->stops.push(piece);
+        keep = r.stop_index < 0;
+        if (!r.text.empty() || !keep) {
+          ev.delta = choice->parser ? choice->parser->feed(choice->pending_ids, r.text) : ParsedDelta{r.text, {}, {}};
+          choice->pending_ids.clear();
+        }
+      }
+      if (!ev.delta.empty() || !ev.logprobs.empty()) push(std::move(ev));
+      return keep;
+    };
+    req.on_finish = [this, choice](const engine::FinishInfo& info) {
+      ChoiceEvent ev;
+      ev.index = choice->index;
+      ev.finished = true;
+      ev.prompt_tokens = info.prompt_tokens;
+      ev.completion_tokens = choice->completion_tokens;
+      ev.cached_tokens = info.cached_prompt_tokens;
+      if (info.reason == engine::FinishReason::error || info.reason == engine::FinishReason::cancelled) {
+        ev.error = info.error.empty() ? "cancelled" : info.error;
+        ev.non_finite = info.error.find("non-finite") != std::string::npos;
+        push(std::move(ev));
+        return;
+      }
+      try {
+        std::string tail = choice->detok.finish();
+        std::string text;
+        if (!choice->stops.stopped()) {
+          auto r = choice->stops.push(tail);
+          text = r.text + (r.stop_index < 0 ? choice->stops.finish() : "");
+        }
+        int32_t reason = info.reason == engine::FinishReason::length ? SEATRT_FINISH_LENGTH : SEATRT_FINISH_STOP;
+        if (choice->parser) {
+          ParsedDelta d = text.empty() && choice->pending_ids.empty() ? ParsedDelta{}
+                                                                      : choice->parser->feed(choice->pending_ids, text);
+          ParsedDelta f = choice->parser->finish(reason, &reason);
+          d.content += f.content;
+          d.reasoning += f.reasoning;
+          d.tool_calls.insert(d.tool_calls.end(), f.tool_calls.begin(), f.tool_calls.end());
+          ev.delta = std::move(d);
+        } else {
+          ev.delta.content = text;
+        }
+        ev.finish_reason = finish_name(reason);
+      } catch (const std::exception& e) {
+        ev.error = std::string("output parsing failed: ") + e.what();
+      }
+      push(std::move(ev));
+    };
+    int64_t id = 0;
+    const auto status = seat_.engine->submit(std::move(req), &id);
+    if (status != engine::SubmitStatus::accepted) {
+      cancel();
+      return status == engine::SubmitStatus::queue_full ? Submit::queue_full : Submit::draining;
+    }
+    std::lock_guard lock(mutex_);
+    engine_ids_.push_back(id);
+  }
+  return Submit::ok;
+}
+
+std::optional<ChoiceEvent> Generation::next(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  if (!ready_.wait_for(lock, timeout, [&] { return !events_.empty(); })) return std::nullopt;
+  ChoiceEvent e = std::move(events_.front());
+  events_.pop_front();
+  return e;
+}
+
+bool Generation::all_finished() const {
+  std::lock_guard lock(mutex_);
+  return events_.empty() && finished_ >= static_cast<int32_t>(choices_.size());
+}
+
+void Generation::cancel() {
+  std::vector<int64_t> ids;
+  {
+    std::lock_guard lock(mutex_);
+    ids = engine_ids_;
+  }
+  for (int64_t id : ids) seat_.engine->cancel(id);
+}
+
+}  // namespace seatrt::server

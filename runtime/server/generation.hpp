@@ -1,0 +1,77 @@
+// One request's generation: n choices submitted to the engine, each turning
+// token ids into text (streaming detokenizer, stop strings) and parsed
+// output (reasoning, content, tool calls).  The engine thread produces
+// events; the HTTP thread consumes them with next().  Cancelling (client
+// gone) cancels every choice in the engine at once.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "openai_request.hpp"
+#include "parser_chain.hpp"
+#include "seat_runtime.hpp"
+
+namespace seatrt::server {
+
+struct TokenLogprob {
+  std::string token;
+  float logprob = 0;
+  std::vector<std::pair<std::string, float>> top;
+};
+
+struct ChoiceEvent {
+  int32_t index = 0;
+  ParsedDelta delta;
+  std::vector<TokenLogprob> logprobs;
+  bool finished = false;
+  std::string finish_reason;  // "stop" | "length" | "tool_calls" (when finished without error)
+  std::string error;          // non-empty: the choice failed (message for the client)
+  bool non_finite = false;    // the failure was non-finite logits
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t cached_tokens = 0;
+};
+
+class Generation {
+ public:
+  enum class Submit { ok, queue_full, draining };
+
+  Generation(const SeatRuntime& seat, const GenerationParams& params, std::vector<int32_t> prompt,
+             const ParserRequestInfo* parser_info);
+  ~Generation();  // cancels whatever is still running
+
+  // Submits the choices.  On queue_full/draining nothing stays queued.
+  Submit start();
+  // Waits up to `timeout` for the next event; nullopt on timeout.
+  std::optional<ChoiceEvent> next(std::chrono::milliseconds timeout);
+  bool all_finished() const;
+  void cancel();
+
+  int64_t prompt_tokens() const { return static_cast<int64_t>(prompt_.size()); }
+  std::chrono::steady_clock::time_point start_time() const { return start_time_; }
+
+ private:
+  struct Choice;
+  void push(ChoiceEvent event);
+
+  const SeatRuntime& seat_;
+  GenerationParams params_;
+  std::vector<int32_t> prompt_;
+  std::vector<std::unique_ptr<Choice>> choices_;
+  std::vector<int64_t> engine_ids_;
+  mutable std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<ChoiceEvent> events_;
+  int32_t finished_ = 0;
+  std::chrono::steady_clock::time_point start_time_;
+};
+
+}  // namespace seatrt::server

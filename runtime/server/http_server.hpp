@@ -1,0 +1,50 @@
+// The HTTP/1.1 transport on Boost.Beast: one thread per connection
+// (blocking reads and writes, keep-alive), Server-Sent Events through
+// chunked transfer encoding, and a graceful drain: stop accepting, let
+// requests in flight finish (bounded), close idle connections.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "http_types.hpp"
+
+namespace seatrt::server {
+
+class HttpServer {
+ public:
+  using Handler = std::function<void(const HttpRequest&, ResponseWriter&)>;
+
+  // Binds host:port (throws std::runtime_error naming the address on failure).
+  HttpServer(const std::string& host, int port, Handler handler);
+  ~HttpServer();
+
+  int port() const { return port_; }
+  // Accepts connections until shutdown() is called; returns then.
+  void run();
+  // Stops accepting; closes idle keep-alive connections.  Requests in
+  // flight continue until their handlers return.  Safe from any thread.
+  void stop_accepting();
+  // Waits until every connection thread has ended or `timeout_s` passed;
+  // then forcibly closes what is left.  Returns true if all ended in time.
+  bool wait_connections(double timeout_s);
+  bool accepting() const { return !stopping_; }
+
+ private:
+  void serve_connection(int fd);
+
+  Handler handler_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  std::set<int> open_fds_;    // every connection's socket
+  std::set<int> busy_fds_;    // connections inside a handler
+};
+
+}  // namespace seatrt::server

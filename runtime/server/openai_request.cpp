@@ -1,0 +1,285 @@
+#include "openai_request.hpp"
+
+#include <cmath>
+#include <set>
+
+#include "api_error.hpp"
+
+namespace seatrt::server {
+
+using nlohmann::json;
+
+namespace {
+
+const char* type_name(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "integer";
+    case json::value_t::number_float: return "number";
+    case json::value_t::string: return "string";
+    case json::value_t::array: return "array";
+    case json::value_t::object: return "object";
+    default: return "value";
+  }
+}
+
+[[noreturn]] void wrong_type(const std::string& field, const char* expected, const json& v) {
+  throw bad_request("'" + field + "' must be " + expected + ", got " + type_name(v), field);
+}
+
+// Reads the fields of one request object, remembering which are known.
+class Fields {
+ public:
+  explicit Fields(const json& body) : body_(body) {
+    if (!body_.is_object()) throw bad_request("the request body must be a JSON object, got " + std::string(type_name(body)));
+  }
+
+  // Present and not null.
+  const json* get(const std::string& key) {
+    known_.insert(key);
+    auto it = body_.find(key);
+    return it == body_.end() || it->is_null() ? nullptr : &*it;
+  }
+  std::optional<std::string> string(const std::string& key) {
+    const json* v = get(key);
+    if (!v) return std::nullopt;
+    if (!v->is_string()) wrong_type(key, "a string", *v);
+    return v->get<std::string>();
+  }
+  std::optional<bool> boolean(const std::string& key) {
+    const json* v = get(key);
+    if (!v) return std::nullopt;
+    if (!v->is_boolean()) wrong_type(key, "a boolean", *v);
+    return v->get<bool>();
+  }
+  std::optional<int64_t> integer(const std::string& key, int64_t min, int64_t max) {
+    const json* v = get(key);
+    if (!v) return std::nullopt;
+    if (!v->is_number_integer()) wrong_type(key, "an integer", *v);
+    const auto x = v->get<int64_t>();
+    if (x < min || x > max)
+      throw bad_request("'" + key + "' must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                            ", got " + std::to_string(x), key);
+    return x;
+  }
+  std::optional<double> number(const std::string& key, double min, double max) {
+    const json* v = get(key);
+    if (!v) return std::nullopt;
+    if (!v->is_number()) wrong_type(key, "a number", *v);
+    const auto x = v->get<double>();
+    if (!(x >= min && x <= max))
+      throw bad_request("'" + key + "' must be between " + fmt(min) + " and " + fmt(max) + ", got " + fmt(x), key);
+    return x;
+  }
+  void reject_unknown() const {
+    for (auto it = body_.begin(); it != body_.end(); ++it)
+      if (!known_.count(it.key())) throw bad_request("unknown field '" + it.key() + "'", it.key());
+  }
+
+ private:
+  static std::string fmt(double x) {
+    std::string s = std::to_string(x);
+    while (s.size() > 1 && s.back() == '0') s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
+    return s;
+  }
+  const json& body_;
+  std::set<std::string> known_;
+};
+
+// Fields both endpoints share.
+void parse_common(Fields& f, GenerationParams& g) {
+  auto model = f.string("model");
+  if (!model) throw bad_request("'model' is required", "model");
+  g.model = *model;
+  if (auto v = f.integer("max_tokens", 1, INT32_MAX)) g.max_tokens = *v;
+  if (auto v = f.integer("max_completion_tokens", 1, INT32_MAX)) g.max_tokens = *v;
+  if (auto v = f.number("temperature", 0, 2)) g.sampling.temperature = static_cast<float>(*v);
+  if (auto v = f.number("top_p", 0, 1)) {
+    if (*v <= 0) throw bad_request("'top_p' must be greater than 0", "top_p");
+    g.sampling.top_p = static_cast<float>(*v);
+  }
+  if (auto v = f.integer("top_k", -1, INT32_MAX)) g.sampling.top_k = *v < 0 ? 0 : static_cast<int32_t>(*v);
+  if (auto v = f.number("min_p", 0, 1)) g.sampling.min_p = static_cast<float>(*v);
+  if (auto v = f.number("presence_penalty", -2, 2)) g.sampling.presence_penalty = static_cast<float>(*v);
+  if (auto v = f.number("frequency_penalty", -2, 2)) g.sampling.frequency_penalty = static_cast<float>(*v);
+  if (auto v = f.number("repetition_penalty", 0, 100)) {
+    if (*v <= 0) throw bad_request("'repetition_penalty' must be greater than 0", "repetition_penalty");
+    g.sampling.repetition_penalty = static_cast<float>(*v);
+  }
+  if (const json* v = f.get("seed")) {
+    if (!v->is_number_integer()) wrong_type("seed", "an integer", *v);
+    g.sampling.seed = v->is_number_unsigned() ? v->get<uint64_t>() : static_cast<uint64_t>(v->get<int64_t>());
+    g.seeded = true;
+  }
+  if (const json* v = f.get("stop")) {
+    if (v->is_string()) {
+      g.stop.push_back(v->get<std::string>());
+    } else if (v->is_array()) {
+      for (const auto& s : *v) {
+        if (!s.is_string()) wrong_type("stop", "a string or an array of strings", *v);
+        g.stop.push_back(s.get<std::string>());
+      }
+    } else {
+      wrong_type("stop", "a string or an array of strings", *v);
+    }
+    for (const auto& s : g.stop)
+      if (s.empty()) throw bad_request("'stop' strings must not be empty", "stop");
+  }
+  if (const json* v = f.get("stop_token_ids")) {
+    if (!v->is_array()) wrong_type("stop_token_ids", "an array of integers", *v);
+    for (const auto& t : *v) {
+      if (!t.is_number_integer()) wrong_type("stop_token_ids", "an array of integers", *v);
+      g.stop_token_ids.push_back(t.get<int32_t>());
+    }
+  }
+  if (auto v = f.integer("n", 1, 16)) g.n = static_cast<int32_t>(*v);
+  if (auto v = f.boolean("stream")) g.stream = *v;
+  if (const json* v = f.get("stream_options")) {
+    if (!v->is_object()) wrong_type("stream_options", "an object", *v);
+    Fields so(*v);
+    if (auto u = so.boolean("include_usage")) g.include_usage = *u;
+    so.boolean("continuous_usage_stats");
+    so.reject_unknown();
+    if (!g.stream) throw bad_request("'stream_options' is only allowed when 'stream' is true", "stream_options");
+  }
+  if (auto v = f.boolean("skip_special_tokens")) g.skip_special_tokens = *v;
+  // Accepted and ignored: they do not change what is generated.
+  f.get("user");
+  f.get("metadata");
+  f.get("store");
+  f.get("service_tier");
+  if (const json* v = f.get("logit_bias")) {
+    if (!v->is_object()) wrong_type("logit_bias", "an object", *v);
+    if (!v->empty()) throw bad_request("'logit_bias' is not supported by this server", "logit_bias");
+  }
+}
+
+void validate_messages(const json& messages) {
+  if (!messages.is_array()) wrong_type("messages", "an array", messages);
+  if (messages.empty()) throw bad_request("'messages' must not be empty", "messages");
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const auto& m = messages[i];
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) wrong_type(where, "an object", m);
+    auto role = m.find("role");
+    if (role == m.end() || !role->is_string())
+      throw bad_request("'" + where + ".role' is required and must be a string", where + ".role");
+    static const std::set<std::string> roles{"system", "developer", "user", "assistant", "tool"};
+    if (!roles.count(role->get<std::string>()))
+      throw bad_request("'" + where + ".role' must be one of system, developer, user, assistant, tool; got '" +
+                            role->get<std::string>() + "'", where + ".role");
+    auto content = m.find("content");
+    if (content == m.end() || content->is_null() || content->is_string()) continue;
+    if (!content->is_array()) wrong_type(where + ".content", "a string or an array of content parts", *content);
+    for (size_t j = 0; j < content->size(); ++j) {
+      const auto& part = (*content)[j];
+      const std::string pw = where + ".content[" + std::to_string(j) + "]";
+      if (!part.is_object() || !part.contains("type") || !part["type"].is_string())
+        throw bad_request("'" + pw + "' must be an object with a string 'type'", pw);
+      const auto type = part["type"].get<std::string>();
+      if (type == "image_url" || type == "input_image" || type == "image")
+        throw bad_request("'" + pw + "' is an image: this seat does not accept image inputs yet (vision is not served)", pw);
+      if (type != "text") throw bad_request("'" + pw + ".type' '" + type + "' is not supported (only 'text')", pw);
+      if (!part.contains("text") || !part["text"].is_string())
+        throw bad_request("'" + pw + ".text' must be a string", pw);
+    }
+  }
+}
+
+}  // namespace
+
+json parse_json_body(const std::string& body) {
+  try {
+    return json::parse(body);
+  } catch (const json::parse_error& e) {
+    throw bad_request(std::string("the request body is not valid JSON: ") + e.what());
+  }
+}
+
+ChatRequest parse_chat_request(const json& body) {
+  Fields f(body);
+  ChatRequest r;
+  parse_common(f, r.gen);
+  const json* messages = f.get("messages");
+  if (!messages) throw bad_request("'messages' is required", "messages");
+  validate_messages(*messages);
+  r.messages = *messages;
+  if (auto v = f.boolean("logprobs")) r.gen.logprobs = *v;
+  if (auto v = f.integer("top_logprobs", 0, 20)) {
+    r.gen.top_logprobs = static_cast<int32_t>(*v);
+    if (!r.gen.logprobs && *v > 0) throw bad_request("'top_logprobs' requires 'logprobs': true", "top_logprobs");
+  }
+  if (const json* v = f.get("tools")) {
+    if (!v->is_array()) wrong_type("tools", "an array", *v);
+    for (size_t i = 0; i < v->size(); ++i) {
+      const auto& t = (*v)[i];
+      const std::string w = "tools[" + std::to_string(i) + "]";
+      if (!t.is_object() || t.value("type", "") != "function" || !t.contains("function") ||
+          !t["function"].is_object() || !t["function"].contains("name") || !t["function"]["name"].is_string())
+        throw bad_request("'" + w + "' must be {\"type\": \"function\", \"function\": {\"name\": ...}}", w);
+    }
+    r.tools = *v;
+  }
+  if (const json* v = f.get("tool_choice")) {
+    if (v->is_string()) {
+      const auto s = v->get<std::string>();
+      if (s != "auto" && s != "none" && s != "required")
+        throw bad_request("'tool_choice' must be 'auto', 'none', 'required' or a named function, got '" + s + "'",
+                          "tool_choice");
+    } else if (!v->is_object() || !v->contains("function") || !(*v)["function"].is_object() ||
+               !(*v)["function"].contains("name") || !(*v)["function"]["name"].is_string()) {
+      throw bad_request("'tool_choice' object must be {\"type\": \"function\", \"function\": {\"name\": ...}}",
+                        "tool_choice");
+    }
+    if (r.tools.is_null() && !(v->is_string() && v->get<std::string>() == "none"))
+      throw bad_request("'tool_choice' requires 'tools'", "tool_choice");
+    r.tool_choice = *v;
+  }
+  f.get("parallel_tool_calls");
+  if (const json* v = f.get("response_format")) {
+    if (!v->is_object() || !v->contains("type") || !(*v)["type"].is_string())
+      throw bad_request("'response_format' must be an object with a string 'type'", "response_format");
+    r.response_format = *v;
+  }
+  r.chat_template_kwargs = json::object();
+  if (const json* v = f.get("chat_template_kwargs")) {
+    if (!v->is_object()) wrong_type("chat_template_kwargs", "an object", *v);
+    r.chat_template_kwargs = *v;
+  }
+  if (auto v = f.boolean("add_generation_prompt")) r.add_generation_prompt = *v;
+  f.reject_unknown();
+  return r;
+}
+
+CompletionRequest parse_completion_request(const json& body) {
+  Fields f(body);
+  CompletionRequest r;
+  parse_common(f, r.gen);
+  const json* prompt = f.get("prompt");
+  if (!prompt) throw bad_request("'prompt' is required", "prompt");
+  if (prompt->is_string()) {
+    r.prompt_text = prompt->get<std::string>();
+  } else if (prompt->is_array() && !prompt->empty() && (*prompt)[0].is_number_integer()) {
+    for (const auto& t : *prompt) {
+      if (!t.is_number_integer()) wrong_type("prompt", "a string or an array of token ids", *prompt);
+      r.prompt_ids.push_back(t.get<int32_t>());
+    }
+  } else if (prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string()) {
+    r.prompt_text = (*prompt)[0].get<std::string>();
+  } else {
+    throw bad_request("'prompt' must be a string, a one-element array of strings or an array of token ids", "prompt");
+  }
+  if (auto v = f.integer("logprobs", 0, 20)) {
+    r.gen.logprobs = true;
+    r.gen.top_logprobs = static_cast<int32_t>(*v);
+  }
+  if (auto v = f.boolean("echo")) r.echo = *v;
+  if (r.echo) throw bad_request("'echo' is not supported by this server", "echo");
+  f.reject_unknown();
+  return r;
+}
+
+}  // namespace seatrt::server

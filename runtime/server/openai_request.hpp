@@ -1,0 +1,55 @@
+// Strict parsing of the OpenAI request bodies this server accepts.  Every
+// problem is an ApiError(400) naming the field and the expected type; an
+// unknown field is an error too (typos must not be silently ignored).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/sequence.hpp"
+
+namespace seatrt::server {
+
+struct GenerationParams {
+  std::string model;
+  std::optional<int64_t> max_tokens;
+  engine::SamplingParams sampling;
+  bool seeded = false;
+  std::vector<std::string> stop;
+  std::vector<int32_t> stop_token_ids;
+  int32_t n = 1;
+  bool logprobs = false;
+  int32_t top_logprobs = 0;
+  bool stream = false;
+  bool include_usage = false;
+  bool skip_special_tokens = true;
+};
+
+struct ChatRequest {
+  GenerationParams gen;
+  nlohmann::json messages;              // validated: text content only
+  nlohmann::json tools;                 // array or null
+  nlohmann::json tool_choice;           // "auto" | "none" | "required" | object | null
+  nlohmann::json response_format;       // object or null
+  nlohmann::json chat_template_kwargs;  // object (may be empty)
+  bool add_generation_prompt = true;
+};
+
+struct CompletionRequest {
+  GenerationParams gen;
+  // Either text or token ids (one prompt; arrays of prompts are refused).
+  std::optional<std::string> prompt_text;
+  std::vector<int32_t> prompt_ids;
+  bool echo = false;
+};
+
+// Parses a body; throws ApiError (400) with the field named.
+nlohmann::json parse_json_body(const std::string& body);
+ChatRequest parse_chat_request(const nlohmann::json& body);
+CompletionRequest parse_completion_request(const nlohmann::json& body);
+
+}  // namespace seatrt::server

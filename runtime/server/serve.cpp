@@ -1,0 +1,73 @@
+#include "serve.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "api.hpp"
+#include "http_server.hpp"
+
+namespace seatrt::server {
+
+namespace {
+sigset_t termination_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGUSR2);  // internal: wakes the signal thread at exit
+  return set;
+}
+}  // namespace
+
+void block_termination_signals() {
+  sigset_t set = termination_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+int serve(SeatRuntime& seat) {
+  block_termination_signals();
+  Api api(seat);
+  HttpServer http(seat.host, seat.port, [&api](const HttpRequest& r, ResponseWriter& w) { api.handle(r, w); });
+  spdlog::info("listening on http://{}:{} (served names: {})", seat.host, http.port(),
+               fmt::join(seat.served_names, ", "));
+  std::fflush(stdout);
+
+  std::thread signals([&] {
+    sigset_t set = termination_signals();
+    int sig = 0;
+    sigwait(&set, &sig);
+    if (sig == SIGUSR2) return;
+    spdlog::info("received {}: draining (no new requests; in-flight ones get up to {} s)",
+                 sig == SIGTERM ? "SIGTERM" : "SIGINT", seat.drain_timeout_s);
+    api.begin_drain();
+    seat.engine->stop_accepting();
+    http.stop_accepting();
+  });
+
+  const std::string canary = api.run_canary();
+  if (canary.empty()) {
+    spdlog::info("canary generation succeeded: the seat is ready");
+  } else {
+    spdlog::error("{}; /ready reports not ready", canary);
+  }
+
+  http.run();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seat.drain_timeout_s);
+  while (api.in_flight() > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+  const bool clean = http.wait_connections(std::max(left, 0.1));
+  if (!clean) spdlog::warn("drain timeout reached: closed the connections still open");
+  pthread_kill(signals.native_handle(), SIGUSR2);
+  signals.join();
+  spdlog::info("drained; exiting");
+  return 0;
+}
+
+}  // namespace seatrt::server

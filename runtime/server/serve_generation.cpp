@@ -1,0 +1,267 @@
+#include "serve_generation.hpp"
+
+#include <chrono>
+#include <ctime>
+#include <random>
+
+#include "api_error.hpp"
+#include "generation.hpp"
+
+namespace seatrt::server {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+std::string random_id(const std::string& prefix) {
+  std::random_device rd;
+  static const char* hex = "0123456789abcdef";
+  std::string id = prefix;
+  for (int i = 0; i < 24; ++i) id += hex[rd() % 16];
+  return id;
+}
+
+namespace {
+
+json bytes_of(const std::string& s) {
+  json b = json::array();
+  for (unsigned char c : s) b.push_back(int{c});
+  return b;
+}
+
+// Accumulated state of one choice (non-streaming response, usage).
+struct ChoiceState {
+  std::string content;
+  std::string reasoning;
+  std::vector<ToolCallDelta> calls;  // merged per index
+  json chat_logprobs = json::array();
+  json completion_tokens = json::array();
+  json completion_token_logprobs = json::array();
+  json completion_top = json::array();
+  std::string finish_reason;
+  std::string error;
+  bool non_finite = false;
+  int64_t completion_count = 0;
+  bool finished = false;
+  bool sent_role = false;
+  std::optional<Clock::time_point> last_token;
+};
+
+json chat_logprob_entries(const std::vector<TokenLogprob>& lps) {
+  json out = json::array();
+  for (const auto& lp : lps) {
+    json top = json::array();
+    for (const auto& [t, l] : lp.top) top.push_back({{"token", t}, {"logprob", l}, {"bytes", bytes_of(t)}});
+    out.push_back({{"token", lp.token}, {"logprob", lp.logprob}, {"bytes", bytes_of(lp.token)}, {"top_logprobs", top}});
+  }
+  return out;
+}
+
+void merge_calls(std::vector<ToolCallDelta>& into, const std::vector<ToolCallDelta>& deltas) {
+  for (const auto& d : deltas) {
+    auto it = std::find_if(into.begin(), into.end(), [&](const ToolCallDelta& c) { return c.index == d.index; });
+    if (it == into.end()) {
+      into.push_back(d);
+    } else {
+      it->arguments += d.arguments;
+    }
+  }
+}
+
+json tool_calls_json(const std::vector<ToolCallDelta>& calls, bool delta) {
+  json out = json::array();
+  for (const auto& c : calls) {
+    json call = {{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}};
+    if (delta) call["index"] = c.index;
+    out.push_back(call);
+  }
+  return out;
+}
+
+json error_event(const std::string& message, bool non_finite) {
+  return ApiError(500, non_finite ? "NonFiniteLogitsError" : "InternalServerError", message).to_json();
+}
+
+}  // namespace
+
+int serve_generation(const SeatRuntime& seat, Metrics& metrics, const GenerationJob& job, ResponseWriter& writer) {
+  const bool chat = job.flavor == Flavor::chat;
+  Generation gen(seat, job.params, job.prompt, job.parser ? &*job.parser : nullptr);
+  switch (gen.start()) {
+    case Generation::Submit::ok: break;
+    case Generation::Submit::queue_full:
+      writer.send(429, "application/json",
+                  ApiError(429, "RateLimitError", "the server's queue is full; retry after " +
+                                                      std::to_string(seat.retry_after_s) + " s").to_json().dump(),
+                  {{"Retry-After", std::to_string(seat.retry_after_s)}});
+      return 429;
+    case Generation::Submit::draining:
+      throw ApiError(503, "ServiceUnavailableError", "the server is shutting down");
+  }
+  const std::string id = random_id(chat ? "chatcmpl-" : "cmpl-");
+  const auto created = static_cast<int64_t>(std::time(nullptr));
+  const auto n = static_cast<size_t>(job.params.n);
+  std::vector<ChoiceState> choices(n);
+  const bool stream = job.params.stream;
+  int64_t cached_tokens = 0;
+
+  auto chunk = [&](json choice_list) {
+    json c = {{"id", id}, {"object", chat ? "chat.completion.chunk" : "text_completion"}, {"created", created},
+              {"model", job.model}, {"choices", std::move(choice_list)}};
+    if (job.params.include_usage) c["usage"] = nullptr;
+    return c;
+  };
+  auto usage = [&] {
+    int64_t completion = 0;
+    for (auto& c : choices) completion += c.completion_count;
+    const auto prompt = static_cast<int64_t>(job.prompt.size());
+    json u = {{"prompt_tokens", prompt}, {"completion_tokens", completion}, {"total_tokens", prompt + completion}};
+    if (cached_tokens > 0) u["prompt_tokens_details"] = {{"cached_tokens", cached_tokens}};
+    return u;
+  };
+
+  if (stream && !writer.start_events()) return 200;
+  bool gone = false;
+  std::string failure;
+  bool failure_non_finite = false;
+  size_t done = 0;
+  while (done < n) {
+    auto ev = gen.next(std::chrono::milliseconds(50));
+    if (!ev) {
+      if (writer.client_gone()) {
+        gone = true;
+        break;
+      }
+      continue;
+    }
+    auto& st = choices[static_cast<size_t>(ev->index)];
+    const auto now = Clock::now();
+    if (!ev->logprobs.empty() || !ev->delta.empty()) {
+      if (!st.last_token) {
+        metrics.observe_ttft(std::chrono::duration<double>(now - gen.start_time()).count());
+      } else {
+        metrics.observe_itl(std::chrono::duration<double>(now - *st.last_token).count());
+      }
+      st.last_token = now;
+    }
+    if (ev->finished) {
+      ++done;
+      st.finished = true;
+      st.completion_count = ev->completion_tokens;
+      cached_tokens = std::max(cached_tokens, ev->cached_tokens);
+      if (!ev->error.empty()) {
+        st.error = ev->error;
+        st.non_finite = ev->non_finite;
+        if (failure.empty()) {
+          failure = ev->error;
+          failure_non_finite = ev->non_finite;
+        }
+      } else {
+        st.finish_reason = ev->finish_reason;
+      }
+    }
+    st.content += ev->delta.content;
+    st.reasoning += ev->delta.reasoning;
+    merge_calls(st.calls, ev->delta.tool_calls);
+    if (chat) {
+      if (job.params.logprobs)
+        for (auto& e : chat_logprob_entries(ev->logprobs)) st.chat_logprobs.push_back(e);
+    } else {
+      for (const auto& lp : ev->logprobs) {
+        st.completion_tokens.push_back(lp.token);
+        st.completion_token_logprobs.push_back(lp.logprob);
+        json top = json::object();
+        for (const auto& [t, l] : lp.top) top[t] = l;
+        st.completion_top.push_back(top);
+      }
+    }
+    if (!stream) continue;
+    if (!failure.empty()) {
+      writer.write_event(error_event(failure, failure_non_finite).dump());
+      break;
+    }
+    // One chunk per event.
+    json choice = {{"index", ev->index}};
+    json logprobs = nullptr;
+    if (chat) {
+      json delta = json::object();
+      if (!st.sent_role) {
+        delta["role"] = "assistant";
+        st.sent_role = true;
+      }
+      if (!ev->delta.content.empty() || delta.contains("role")) delta["content"] = ev->delta.content;
+      if (!ev->delta.reasoning.empty()) delta["reasoning_content"] = ev->delta.reasoning;
+      if (!ev->delta.tool_calls.empty()) delta["tool_calls"] = tool_calls_json(ev->delta.tool_calls, true);
+      choice["delta"] = delta;
+      if (job.params.logprobs && !ev->logprobs.empty()) logprobs = {{"content", chat_logprob_entries(ev->logprobs)}};
+    } else {
+      choice["text"] = ev->delta.content;
+      if (job.params.logprobs && !ev->logprobs.empty()) {
+        json toks = json::array(), lps = json::array(), tops = json::array();
+        for (const auto& lp : ev->logprobs) {
+          toks.push_back(lp.token);
+          lps.push_back(lp.logprob);
+          json top = json::object();
+          for (const auto& [t, l] : lp.top) top[t] = l;
+          tops.push_back(top);
+        }
+        logprobs = {{"tokens", toks}, {"token_logprobs", lps}, {"top_logprobs", tops}};
+      }
+    }
+    choice["logprobs"] = logprobs;
+    choice["finish_reason"] = ev->finished ? json(st.finish_reason) : json(nullptr);
+    const bool has_payload = ev->finished || !ev->delta.empty() || !logprobs.is_null() ||
+                             (chat && choice["delta"].contains("role"));
+    if (has_payload && !writer.write_event(chunk(json::array({choice})).dump())) {
+      gone = true;
+      break;
+    }
+  }
+  if (gone) {
+    gen.cancel();
+    return 499;  // client closed the request
+  }
+  int64_t completion_total = 0;
+  for (auto& c : choices) completion_total += c.completion_count;
+  metrics.add_tokens(static_cast<int64_t>(job.prompt.size()), completion_total);
+
+  if (stream) {
+    if (failure.empty() && job.params.include_usage) {
+      json last = chunk(json::array());
+      last["usage"] = usage();
+      writer.write_event(last.dump());
+    }
+    writer.write_event("[DONE]");
+    writer.end_events();
+    return failure.empty() ? 200 : 500;
+  }
+  if (!failure.empty()) {
+    writer.send(500, "application/json", error_event(failure, failure_non_finite).dump());
+    return 500;
+  }
+  json list = json::array();
+  for (size_t i = 0; i < n; ++i) {
+    auto& st = choices[i];
+    json c = {{"index", i}, {"finish_reason", st.finish_reason}};
+    if (chat) {
+      json message = {{"role", "assistant"}};
+      message["content"] = st.content.empty() && !st.calls.empty() ? json(nullptr) : json(st.content);
+      if (!st.reasoning.empty()) message["reasoning_content"] = st.reasoning;
+      if (!st.calls.empty()) message["tool_calls"] = tool_calls_json(st.calls, false);
+      c["message"] = message;
+      c["logprobs"] = job.params.logprobs ? json{{"content", st.chat_logprobs}} : json(nullptr);
+    } else {
+      c["text"] = st.content;
+      c["logprobs"] = job.params.logprobs ? json{{"tokens", st.completion_tokens},
+                                                 {"token_logprobs", st.completion_token_logprobs},
+                                                 {"top_logprobs", st.completion_top}}
+                                          : json(nullptr);
+    }
+    list.push_back(c);
+  }
+  json body = {{"id", id}, {"object", chat ? "chat.completion" : "text_completion"}, {"created", created},
+               {"model", job.model}, {"choices", list}, {"usage", usage()}};
+  writer.send(200, "application/json", body.dump());
+  return 200;
+}
+
+}  // namespace seatrt::server
