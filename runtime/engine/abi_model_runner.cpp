@@ -1,0 +1,159 @@
+#include "abi_model_runner.hpp"
+
+#include <stdexcept>
+
+namespace seatrt::engine {
+
+namespace {
+
+seatrt_tensor make_tensor(seatrt_dtype dtype, void* data, std::initializer_list<int64_t> shape, int32_t device_kind) {
+  seatrt_tensor t{};
+  t.struct_size = sizeof t;
+  t.dtype = dtype;
+  t.data = data;
+  t.ndim = static_cast<int32_t>(shape.size());
+  int64_t stride = 1;
+  std::vector<int64_t> dims(shape);
+  for (int i = t.ndim - 1; i >= 0; --i) {
+    t.shape[i] = dims[static_cast<size_t>(i)];
+    t.strides[i] = stride;
+    stride *= dims[static_cast<size_t>(i)];
+  }
+  t.device.kind = device_kind;
+  t.device.index = 0;
+  return t;
+}
+
+}  // namespace
+
+void AbiModelRunner::check(seatrt_status* status, const char* what) {
+  if (!status) return;
+  std::string msg = std::string(what) + ": " + model_.host->status_message(status);
+  const bool non_finite = model_.host->status_code(status) == SEATRT_ERR_NON_FINITE;
+  model_.host->status_free(status);
+  if (non_finite) msg = "non-finite values: " + msg;
+  throw std::runtime_error(msg);
+}
+
+void* AbiModelRunner::alloc(size_t bytes) {
+  void* p = nullptr;
+  check(model_.kernels->alloc(model_.context, bytes == 0 ? 1 : bytes, &p), "allocating device memory");
+  allocations_.push_back(p);
+  return p;
+}
+
+void AbiModelRunner::upload(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  check(model_.kernels->copy(model_.context, stream_, dst, model_.kernels->device_kind, src, SEATRT_DEVICE_CPU, bytes),
+        "copying step inputs to the device");
+}
+
+AbiModelRunner::AbiModelRunner(const AbiModel& model, const KvPlan& plan, int64_t max_batch_tokens, int32_t max_seqs,
+                               int64_t max_model_len)
+    : model_(model), plan_(plan), max_tokens_(max_batch_tokens), max_seqs_(max_seqs) {
+  const seatrt_kernel_api* k = model_.kernels;
+  if (k->stream_create) check(k->stream_create(model_.context, &stream_), "creating a stream");
+  const int32_t device = k->device_kind;
+  const auto dtype = plan.dtype == KvDtype::fp8 ? SEATRT_DTYPE_F8_E4M3 : SEATRT_DTYPE_BF16;
+  const auto elem = static_cast<size_t>(kv_dtype_bytes(plan.dtype));
+  kv_layers_.resize(model_.layers.size());
+  for (size_t l = 0; l < model_.layers.size(); ++l) {
+    const auto& spec = model_.layers[l];
+    const auto& group = spec.window == 0 ? plan.full : plan.windowed;
+    if (!group) throw std::logic_error("KV plan has no group for layer " + std::to_string(l));
+    const int64_t blocks = group->num_blocks;
+    const size_t bytes = static_cast<size_t>(blocks) * static_cast<size_t>(plan.block_size) *
+                         static_cast<size_t>(spec.kv_heads) * static_cast<size_t>(spec.head_dim) * elem;
+    seatrt_kv_layer& kv = kv_layers_[l];
+    kv.struct_size = sizeof kv;
+    kv.block_size = plan.block_size;
+    kv.k_cache = make_tensor(dtype, alloc(bytes), {blocks, plan.block_size, spec.kv_heads, spec.head_dim}, device);
+    kv.v_cache = make_tensor(dtype, spec.single_tensor ? nullptr : alloc(bytes),
+                             {blocks, plan.block_size, spec.kv_heads, spec.head_dim}, device);
+    kv.k_scale = 1.0f;
+    kv.v_scale = 1.0f;
+  }
+  max_blocks_ = (max_model_len + plan.block_size - 1) / plan.block_size + 1;
+  const auto T = static_cast<size_t>(max_tokens_);
+  const auto S = static_cast<size_t>(max_seqs_);
+  token_ids_ = alloc(T * 4);
+  positions_ = alloc(T * 4);
+  query_start_ = alloc((S + 1) * 4);
+  seq_lens_ = alloc(S * 4);
+  block_tables_ = alloc(S * static_cast<size_t>(max_blocks_) * 4);
+  slot_mapping_ = alloc(T * 8);
+  window_block_tables_ = alloc(S * static_cast<size_t>(max_blocks_) * 4);
+  window_slot_mapping_ = alloc(T * 8);
+  logits_index_ = alloc(S * 4);
+  logits_ = alloc(S * static_cast<size_t>(model_.vocab_size) * 4);
+}
+
+AbiModelRunner::~AbiModelRunner() {
+  for (void* p : allocations_) model_.kernels->free_memory(model_.context, p);
+  if (stream_ && model_.kernels->stream_destroy) model_.kernels->stream_destroy(model_.context, stream_);
+}
+
+void AbiModelRunner::forward(const StepBatch& b, std::vector<float>& logits) {
+  const int32_t T = b.num_tokens();
+  const int32_t S = b.num_seqs;
+  if (T > max_tokens_ || S > max_seqs_ || b.max_blocks > max_blocks_)
+    throw std::logic_error("step larger than the runner's staging buffers");
+  const int32_t device = model_.kernels->device_kind;
+  const bool has_full = !b.block_tables.empty();
+  const bool has_window = !b.window_block_tables.empty();
+  upload(token_ids_, b.token_ids.data(), b.token_ids.size() * 4);
+  upload(positions_, b.positions.data(), b.positions.size() * 4);
+  upload(query_start_, b.query_start.data(), b.query_start.size() * 4);
+  upload(seq_lens_, b.seq_lens.data(), b.seq_lens.size() * 4);
+  upload(logits_index_, b.logits_index.data(), b.logits_index.size() * 4);
+  if (has_full) {
+    upload(block_tables_, b.block_tables.data(), b.block_tables.size() * 4);
+    upload(slot_mapping_, b.slot_mapping.data(), b.slot_mapping.size() * 8);
+  }
+  if (has_window) {
+    upload(window_block_tables_, b.window_block_tables.data(), b.window_block_tables.size() * 4);
+    upload(window_slot_mapping_, b.window_slot_mapping.data(), b.window_slot_mapping.size() * 8);
+  }
+  const auto num_logits = static_cast<int32_t>(b.logits_index.size());
+  seatrt_tensor token_ids = make_tensor(SEATRT_DTYPE_I32, token_ids_, {T}, device);
+  seatrt_tensor positions = make_tensor(SEATRT_DTYPE_I32, positions_, {T}, device);
+  seatrt_tensor query_start = make_tensor(SEATRT_DTYPE_I32, query_start_, {S + 1}, device);
+  seatrt_tensor seq_lens = make_tensor(SEATRT_DTYPE_I32, seq_lens_, {S}, device);
+  // Without full layers every table is the window pool's.
+  seatrt_tensor block_tables = make_tensor(SEATRT_DTYPE_I32, has_full ? block_tables_ : window_block_tables_,
+                                           {S, b.max_blocks}, device);
+  seatrt_tensor slot_mapping = make_tensor(SEATRT_DTYPE_I64, has_full ? slot_mapping_ : window_slot_mapping_, {T}, device);
+  seatrt_tensor window_block_tables = make_tensor(SEATRT_DTYPE_I32, window_block_tables_, {S, b.max_blocks}, device);
+  seatrt_tensor window_slot_mapping = make_tensor(SEATRT_DTYPE_I64, window_slot_mapping_, {T}, device);
+  seatrt_tensor logits_index = make_tensor(SEATRT_DTYPE_I32, logits_index_, {num_logits}, device);
+  seatrt_tensor logits_t = make_tensor(SEATRT_DTYPE_F32, logits_, {num_logits, model_.vocab_size}, device);
+
+  seatrt_forward_batch fb{};
+  fb.struct_size = sizeof fb;
+  fb.num_tokens = T;
+  fb.num_seqs = S;
+  fb.max_query_len = b.max_query_len;
+  fb.max_seq_len = b.max_seq_len;
+  fb.num_logits = num_logits;
+  fb.token_ids = &token_ids;
+  fb.positions = &positions;
+  fb.query_start = &query_start;
+  fb.seq_lens = &seq_lens;
+  fb.block_tables = &block_tables;
+  fb.slot_mapping = &slot_mapping;
+  fb.logits_index = &logits_index;
+  fb.kv_layers = kv_layers_.data();
+  fb.host_query_start = b.query_start.data();
+  fb.host_seq_lens = b.seq_lens.data();
+  fb.logits = &logits_t;
+  fb.window_block_tables = has_window && has_full ? &window_block_tables : nullptr;
+  fb.window_slot_mapping = has_window && has_full ? &window_slot_mapping : nullptr;
+  check(model_.arch->forward(model_.model, stream_, &fb), "forward");
+  logits.resize(static_cast<size_t>(num_logits) * static_cast<size_t>(model_.vocab_size));
+  check(model_.kernels->copy(model_.context, stream_, logits.data(), SEATRT_DEVICE_CPU, logits_, device,
+                             logits.size() * sizeof(float)),
+        "copying logits to the host");
+  check(model_.kernels->stream_sync(model_.context, stream_), "forward (stream)");
+}
+
+}  // namespace seatrt::engine
