@@ -1,0 +1,69 @@
+// Conformance cases: each runs one operation on one provider with inputs
+// drawn from the generator it is given (the same seed for candidate and
+// reference), and returns what to compare.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "provider.hpp"
+#include "test_support.hpp"
+
+namespace seatrt::conformance {
+
+// Relative error bounds (max |cand - ref| / max |ref|) by output dtype.
+inline constexpr double kBoundF32 = 1e-4;
+inline constexpr double kBoundBF16 = 2e-2;
+inline constexpr double kBoundF8 = 0.13;  // about one E4M3 step near the largest value
+
+struct Outputs {
+  std::vector<double> exact;   // must match exactly (ids, tokens, flags)
+  std::vector<double> approx;  // compared with the case's bound
+};
+
+struct Case {
+  std::string op;
+  std::string shape;
+  double bound;
+  std::function<Outputs(Provider&, std::mt19937&)> run;
+};
+
+void add_basic_cases(std::vector<Case>& cases);      // elementwise, embedding, gather_rows, rms_norm, glu, rope
+void add_matrix_cases(std::vector<Case>& cases);     // linear, router_topk, moe
+void add_attention_cases(std::vector<Case>& cases);  // kv_store, attention
+void add_sample_cases(std::vector<Case>& cases);     // sample
+
+// Inputs: uniform in +-range, never exactly zero-filled.
+inline test::Tensor random_input(std::mt19937& rng, int32_t dtype, std::vector<int64_t> shape, double range = 1.0) {
+  return test::random_tensor(rng, dtype, std::move(shape), -range, range);
+}
+test::Tensor int_input(int32_t dtype, std::vector<int64_t> shape, const std::vector<int64_t>& values);
+
+// A Linear weight on a provider's device (DENSE_ROW_MAJOR or
+// NVFP4_CT_ROW_MAJOR; Skip when the provider reads neither form).
+class DeviceWeight {
+ public:
+  DeviceWeight(Provider& p, const seatrt_linear_weight& host_weight, const test::Tensor& data,
+               const test::Tensor* scales);
+  ~DeviceWeight();
+  DeviceWeight(const DeviceWeight&) = delete;
+  DeviceWeight& operator=(const DeviceWeight&) = delete;
+  const seatrt_linear_weight& get() const { return weight_; }
+
+ private:
+  Provider& provider_;
+  DeviceTensor data_;
+  DeviceTensor scales_;
+  seatrt_linear_weight weight_{};
+  bool prepared_ = false;
+};
+
+// Random NVFP4 weight of realistic magnitude (|w| up to about 0.1).
+test::Nvfp4Weight gemma_nvfp4(std::mt19937& rng, int64_t out, int64_t in);
+std::unique_ptr<DeviceWeight> upload(Provider& p, const test::Nvfp4Weight& w);
+std::unique_ptr<DeviceWeight> upload(Provider& p, const test::DenseWeight& w);
+
+}  // namespace seatrt::conformance
