@@ -286,7 +286,9 @@ Matcher::Result Matcher::string_body(Frame& f, int byte, bool special) {
 }
 
 Matcher::Result Matcher::number(Frame& f, int byte, bool integer) {
-  const uint32_t max_digits = g_->limits.max_number_digits;
+  // Integers stay within 64 bits (18 digits), so every JSON reader keeps
+  // them integers.
+  const uint32_t max_digits = integer ? std::min(g_->limits.max_number_digits, 18u) : g_->limits.max_number_digits;
   const bool digit = is_digit(byte);
   const auto take_digit = [&](uint8_t next_phase) {
     if (f.count >= max_digits) return Result::kReject;
@@ -310,7 +312,7 @@ Matcher::Result Matcher::number(Frame& f, int byte, bool integer) {
       if (f.phase == kNumInt && digit) {
         return f.count < max_digits ? take_digit(kNumInt) : Result::kPass;
       }
-      if (!integer && byte == '.') {
+      if (!integer && byte == '.' && f.count < max_digits) {  // a fraction digit must fit
         f.phase = kNumDot;
         return Result::kTake;
       }
