@@ -61,7 +61,7 @@ TEST_CASE("NVFP4 linear agrees with the CPU provider (CT layout), decode and pre
   for (auto [n, k] : {std::pair<int64_t, int64_t>{2816, 704}, {704, 2816}, {96, 48}, {40, 4096}}) {
     const HostNvfp4 h = random_nvfp4(n, k);
     const seatrt_linear_weight wc = nvfp4_weight(cuda(), h, false), wp = nvfp4_weight(cpu(), h, false);
-    for (int64_t m : {1, 3, 8, 19}) {
+    for (int64_t m : {1, 3, 8, 19, 130}) {
       for (int32_t xdt : {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16}) {
         INFO("N " << n << " K " << k << " M " << m << " x dtype " << xdt);
         CHECK(run_linear(wc, wp, m, xdt, SEATRT_DTYPE_F32) <= 1e-4);
@@ -92,6 +92,7 @@ TEST_CASE("dense BF16 linear agrees") {
     };
     const seatrt_linear_weight wc = make(cuda()), wp = make(cpu());
     for (int64_t m : {1, 11}) CHECK(run_linear(wc, wp, m, SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16) <= 1e-2);
+    CHECK(run_linear(wc, wp, 70, SEATRT_DTYPE_BF16, SEATRT_DTYPE_F32) <= 1e-4);  // tensor-core path
   }
 }
 

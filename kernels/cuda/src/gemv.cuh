@@ -1,7 +1,8 @@
-// The skinny-M weight kernel shared by linear and moe: one warp per output
-// row; each lane streams 32 weights (16 bytes of E2M1 pairs, or the dense
-// equivalent) per step, unpacks them in registers and multiplies them with up
-// to kTile activation rows at once, so each weight byte is read once per tile.
+// The skinny-M weight kernel shared by linear and moe: L lanes (32, 16 or 8,
+// chosen by K so short rows keep lanes busy) per output row; each lane keeps
+// kUnroll 16-byte weight loads in flight, unpacks them in registers and
+// multiplies them with up to kTile activation rows at once, so each weight
+// byte is read once per tile.
 //
 // FP4 unpack: a 32-bit word holds 8 E2M1 codes, code i in bits 4i..4i+3.
 // Shifting the word left by 4*(3-i) puts code i at bits 12..15 and code i+4
@@ -17,7 +18,7 @@
 namespace seatrt::cuda {
 
 constexpr int kGemvWarps = 4;
-constexpr int kTile = 8;
+constexpr int kMaxTile = 8;  // activation rows per weight pass (1, 4 or 8: template)
 
 // Which rows a block works on: a plain linear has one group (rows 0..M-1);
 // MoE has one group per active expert, listed by the grouping kernel.
@@ -69,82 +70,37 @@ __device__ __forceinline__ float group_scale(const WeightRef& w, int64_t row, in
   return __bfloat162float(static_cast<const __nv_bfloat16*>(w.scales)[i]);
 }
 
-// 32 activations starting at element k0 of row r, as floats.
-__device__ __forceinline__ void load_x32(const Mat& x, int64_t r, int64_t k0, float* v) {
+// 8 activations starting at element k0 of row r (16-byte aligned), as floats.
+__device__ __forceinline__ void load_x8(const Mat& x, int64_t r, int64_t k0, float* v) {
   if (x.dtype == SEATRT_DTYPE_F32) {
     const float4* p = reinterpret_cast<const float4*>(static_cast<const float*>(x.data) + r * x.row_stride + k0);
-#pragma unroll
-    for (int c = 0; c < 8; ++c) {
-      const float4 f = p[c];
-      v[4 * c] = f.x; v[4 * c + 1] = f.y; v[4 * c + 2] = f.z; v[4 * c + 3] = f.w;
-    }
+    const float4 a = p[0], b = p[1];
+    v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w; v[4] = b.x; v[5] = b.y; v[6] = b.z; v[7] = b.w;
   } else {
-    const uint4* p = reinterpret_cast<const uint4*>(static_cast<const __nv_bfloat16*>(x.data) + r * x.row_stride + k0);
+    uint4 u = *reinterpret_cast<const uint4*>(static_cast<const __nv_bfloat16*>(x.data) + r * x.row_stride + k0);
+    const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&u);
 #pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      uint4 u = p[c];
-      const __nv_bfloat162* b = reinterpret_cast<const __nv_bfloat162*>(&u);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const float2 f = __bfloat1622float2(b[j]);
-        v[8 * c + 2 * j] = f.x;
-        v[8 * c + 2 * j + 1] = f.y;
-      }
+    for (int j = 0; j < 4; ++j) {
+      const float2 f = __bfloat1622float2(h[j]);
+      v[2 * j] = f.x;
+      v[2 * j + 1] = f.y;
     }
   }
 }
 
-// 32 weights of row `row` starting at k0 (a multiple of 32), each multiplied
-// by its group scale, as floats.
-__device__ __forceinline__ void load_w32(const WeightRef& w, int64_t row, int64_t k0, float* v) {
-  const char* base = static_cast<const char*>(w.data) + row * w.data_row_bytes;
-  switch (w.kind) {
-    case int32_t(WeightKind::Fp4E4m3Scales):
-    case int32_t(WeightKind::Fp4Bf16Scales): {
-      const uint4 q = __ldg(reinterpret_cast<const uint4*>(base + k0 / 2));
-      const float s0 = group_scale(w, row, k0 / 16) * 16384.0f;
-      const float s1 = group_scale(w, row, k0 / 16 + 1) * 16384.0f;
-      unpack8(q.x, v); unpack8(q.y, v + 8); unpack8(q.z, v + 16); unpack8(q.w, v + 24);
+// 8 weights of word `word` (0..3) of a 16-byte chunk, as floats; for FP4 the
+// chunk holds 32 weights (two groups) and the values come out as fp4 * 2^-14
+// (the caller multiplies by the group scale); dense chunks hold 8 values
+// (BF16/F16) and `word` must be 0 and the 16 bytes are all 8 values.
+__device__ __forceinline__ void unpack_dense8(int32_t kind, const uint4& q, float* v) {
+  const uint32_t w[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
-      for (int i = 0; i < 16; ++i) { v[i] *= s0; v[16 + i] *= s1; }
-      break;
-    }
-    case int32_t(WeightKind::DenseBf16): {
-      const uint4* p = reinterpret_cast<const uint4*>(base) + k0 / 8;
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        uint4 u = __ldg(p + c);
-        const __nv_bfloat162* b = reinterpret_cast<const __nv_bfloat162*>(&u);
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const float2 f = __bfloat1622float2(b[j]);
-          v[8 * c + 2 * j] = f.x; v[8 * c + 2 * j + 1] = f.y;
-        }
-      }
-      break;
-    }
-    case int32_t(WeightKind::DenseF16): {
-      const uint4* p = reinterpret_cast<const uint4*>(base) + k0 / 8;
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        uint4 u = __ldg(p + c);
-        const __half2* b = reinterpret_cast<const __half2*>(&u);
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const float2 f = __half22float2(b[j]);
-          v[8 * c + 2 * j] = f.x; v[8 * c + 2 * j + 1] = f.y;
-        }
-      }
-      break;
-    }
-    default: {
-      const float4* p = reinterpret_cast<const float4*>(base) + k0 / 4;
-#pragma unroll
-      for (int c = 0; c < 8; ++c) {
-        const float4 f = __ldg(p + c);
-        v[4 * c] = f.x; v[4 * c + 1] = f.y; v[4 * c + 2] = f.z; v[4 * c + 3] = f.w;
-      }
-    }
+  for (int j = 0; j < 4; ++j) {
+    float2 f;
+    if (kind == int32_t(WeightKind::DenseBf16)) f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w[j]));
+    else f = __half22float2(*reinterpret_cast<const __half2*>(&w[j]));
+    v[2 * j] = f.x;
+    v[2 * j + 1] = f.y;
   }
 }
 
@@ -154,10 +110,11 @@ __device__ __forceinline__ float load_w1(const WeightRef& w, int64_t row, int64_
   switch (w.kind) {
     case int32_t(WeightKind::Fp4E4m3Scales):
     case int32_t(WeightKind::Fp4Bf16Scales): {
-      const uint8_t b = static_cast<const uint8_t*>(static_cast<const void*>(base))[kk / 2];
+      const uint8_t b = reinterpret_cast<const uint8_t*>(base)[kk / 2];
       const uint32_t code = (kk & 1) ? (b >> 4) : (b & 15u);
-      const float mag[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
-      const float v = mag[code & 7u];
+      // E2M1 magnitudes: 0, 0.5, 1, 1.5, 2, 3, 4, 6.
+      const uint32_t m = code & 7u;
+      const float v = m < 4 ? 0.5f * static_cast<float>(m) : static_cast<float>(1u << (m / 2 - 1)) * (m & 1u ? 1.5f : 1.0f);
       return ((code & 8u) ? -v : v) * group_scale(w, row, kk / 16);
     }
     case int32_t(WeightKind::DenseBf16):
@@ -169,33 +126,87 @@ __device__ __forceinline__ float load_w1(const WeightRef& w, int64_t row, int64_
   }
 }
 
-// acc[m] += W[row] . x[xrow[m]] for the tile's valid rows.
+constexpr int kUnroll = 4;  // 16-byte chunks per lane in flight at once
+
+// acc[m] += W[row] . x[xrow[m]] for the tile's valid rows, by the L lanes
+// (sub = 0..L-1) of a row group.  Each lane first issues kUnroll independent
+// 16-byte weight loads (memory-level parallelism is what a GEMV lives on),
+// then consumes them word by word against the activations.
+template <int L, int kTile>
 __device__ __forceinline__ void dot_tile(const WeightRef& w, int64_t row, int64_t k, const Mat& x,
-                                         const int64_t* xrow, int valid, bool vec, float* acc) {
-  const int lane = threadIdx.x & 31;
-  // 16-byte loads need 16-byte aligned rows (checked on the host: `vec`).
-  const int64_t full = vec ? k / 32 : 0;
-  for (int64_t c = lane; c < full; c += 32) {
-    float wv[32];
-    load_w32(w, row, c * 32, wv);
+                                         const int32_t* xrow, int valid, bool vec, int sub, float* acc) {
+  const bool fp4 = w.kind <= int32_t(WeightKind::Fp4Bf16Scales);
+  const bool f32w = w.kind == int32_t(WeightKind::DenseF32);
+  // Values per 16-byte chunk; F32 weights take the scalar path.
+  const int64_t per = fp4 ? 32 : 8;
+  const int64_t full = (vec && !f32w) ? k / per : 0;
+  const char* base = static_cast<const char*>(w.data) + row * w.data_row_bytes;
+  for (int64_t c0 = sub; c0 < full; c0 += int64_t(L) * kUnroll) {
+    uint4 q[kUnroll];
+    float s0[kUnroll], s1[kUnroll];
 #pragma unroll
-    for (int m = 0; m < kTile; ++m) {
-      if (m < valid) {
-        float xv[32];
-        load_x32(x, xrow[m], c * 32, xv);
-        float s = 0.0f;
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t c = c0 + int64_t(u) * L;
+      if (c < full) {
+        q[u] = __ldg(reinterpret_cast<const uint4*>(base) + c);
+        if (fp4) {
+          s0[u] = group_scale(w, row, 2 * c) * 16384.0f;
+          s1[u] = group_scale(w, row, 2 * c + 1) * 16384.0f;
+        }
+      }
+    }
 #pragma unroll
-        for (int i = 0; i < 32; ++i) s = fmaf(wv[i], xv[i], s);
-        acc[m] += s;
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t c = c0 + int64_t(u) * L;
+      if (c >= full) break;
+      if (fp4) {
+        const uint32_t words[4] = {q[u].x, q[u].y, q[u].z, q[u].w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          float wv[8];
+          unpack8(words[j], wv);
+          const float sc = j < 2 ? s0[u] : s1[u];
+#pragma unroll
+          for (int m = 0; m < kTile; ++m) {
+            if (m < valid) {
+              float xv[8];
+              load_x8(x, xrow[m], c * 32 + j * 8, xv);
+              float p = 0.0f;
+#pragma unroll
+              for (int i = 0; i < 8; ++i) p = fmaf(wv[i], xv[i], p);
+              acc[m] = fmaf(p, sc, acc[m]);
+            }
+          }
+        }
+      } else {
+        float wv[8];
+        unpack_dense8(w.kind, q[u], wv);
+#pragma unroll
+        for (int m = 0; m < kTile; ++m) {
+          if (m < valid) {
+            float xv[8];
+            load_x8(x, xrow[m], c * 8, xv);
+#pragma unroll
+            for (int i = 0; i < 8; ++i) acc[m] = fmaf(wv[i], xv[i], acc[m]);
+          }
+        }
       }
     }
   }
-  for (int64_t kk = full * 32 + lane; kk < k; kk += 32) {
+  for (int64_t kk = full * per + sub; kk < k; kk += L) {
     const float wv = load_w1(w, row, kk);
 #pragma unroll
     for (int m = 0; m < kTile; ++m)
       if (m < valid) acc[m] = fmaf(wv, mat_load(x, xrow[m], kk), acc[m]);
   }
+}
+
+// Sum over the L lanes of a row group (aligned groups of L lanes).
+template <int L>
+__device__ __forceinline__ float group_sum(float v) {
+#pragma unroll
+  for (int o = L / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
 }
 
 }  // namespace seatrt::cuda

@@ -19,6 +19,7 @@ __global__ void kv_store_kernel(KvStoreProblem p) {
     const int64_t slot = p.slots[t];
     if (slot < 0 || slot >= p.num_slots) continue;  // -1 skips; out of range is ignored
     const int64_t dst = (slot * heads + h) * dim + d;
+    // Scales apply to F8 caches only ("1.0 otherwise", kernels.h).
     const float kv = load_as_float(p.k.data, p.k.dtype, t * p.k.s0 + h * p.k.s1 + d);
     store_from_float(p.k_cache, p.cache_dtype, dst, kv / p.k_scale);
     if (p.v.data) {

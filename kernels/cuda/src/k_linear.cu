@@ -8,17 +8,22 @@
 namespace seatrt::cuda {
 namespace {
 
+template <int L, int kTile>
 __global__ void __launch_bounds__(kGemvWarps * 32) gemv_kernel(GemvArgs a) {
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int64_t row = int64_t(blockIdx.x) * kGemvWarps + warp;
-  if (row >= a.n) return;
-  int64_t count = a.groups.rows, first = 0;
+  constexpr int kRowsPerWarp = 32 / L;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, sub = lane % L;
+  const int64_t first_row = (int64_t(blockIdx.x) * kGemvWarps + warp) * kRowsPerWarp;
+  if (first_row >= a.n) return;  // whole warp idle: safe to leave
+  const int64_t my_row = first_row + lane / L;
+  const bool row_ok = my_row < a.n;
+  const int64_t row = row_ok ? my_row : a.n - 1;  // idle groups shadow the last row
+  int64_t count = a.groups.rows;
   const int32_t* list = nullptr;
   WeightRef w = a.w, wu = a.w_up;
   if (a.groups.active) {
     if (int(blockIdx.y) >= *a.groups.num_active) return;
     const int e = a.groups.active[blockIdx.y];
-    first = a.groups.offsets[e];
+    const int64_t first = a.groups.offsets[e];
     count = a.groups.offsets[e + 1] - first;
     list = a.groups.sorted + first;
     w = a.table[e];
@@ -26,24 +31,42 @@ __global__ void __launch_bounds__(kGemvWarps * 32) gemv_kernel(GemvArgs a) {
   }
   for (int64_t t0 = 0; t0 < count; t0 += kTile) {
     const int valid = static_cast<int>(count - t0 < kTile ? count - t0 : kTile);
-    int64_t asg[kTile], xrow[kTile];
+    int32_t asg[kTile], xrow[kTile];
 #pragma unroll
     for (int m = 0; m < kTile; ++m) {
-      asg[m] = m < valid ? (list ? list[t0 + m] : t0 + m) : 0;
+      asg[m] = m < valid ? (list ? list[t0 + m] : static_cast<int32_t>(t0 + m)) : 0;
       xrow[m] = asg[m] / a.x_div;
     }
     float acc[kTile] = {}, acc_up[kTile] = {};
-    dot_tile(w, row, a.k, a.x, xrow, valid, a.vec, acc);
-    if (a.glu) dot_tile(wu, row, a.k, a.x, xrow, valid, a.vec, acc_up);
+    dot_tile<L, kTile>(w, row, a.k, a.x, xrow, valid, a.vec, sub, acc);
+    if (a.glu) dot_tile<L, kTile>(wu, row, a.k, a.x, xrow, valid, a.vec, sub, acc_up);
 #pragma unroll
     for (int m = 0; m < kTile; ++m) {
       if (m >= valid) break;
-      float v = warp_sum(acc[m]) / w.global_divisor;
-      if (a.glu) v = activation(a.act, v) * (warp_sum(acc_up[m]) / wu.global_divisor);
+      float v = group_sum<L>(acc[m]) / w.global_divisor;
+      if (a.glu) v = activation(a.act, v) * (group_sum<L>(acc_up[m]) / wu.global_divisor);
       if (a.row_weight) v *= a.row_weight[asg[m]];
-      if (lane == 0) mat_store(a.out, asg[m], row, v);
+      if (sub == 0 && row_ok) mat_store(a.out, asg[m], row, v);
     }
   }
+}
+
+// Lanes per row: 32 when each lane still gets about two 16-byte chunks of
+// FP4 weights, else 8 (the experts' down projection has K = 704).
+template <int kTile>
+void launch_tile(cudaStream_t st, const GemvArgs& a, unsigned slots) {
+  const int L = a.k / 32 >= 64 ? 32 : 8;
+  const dim3 grid(static_cast<unsigned>(ceil_div(a.n, int64_t(kGemvWarps) * (32 / L))), slots);
+  if (L == 32) gemv_kernel<32, kTile><<<grid, kGemvWarps * 32, 0, st>>>(a);
+  else gemv_kernel<8, kTile><<<grid, kGemvWarps * 32, 0, st>>>(a);
+}
+
+// `max_rows`: the most activation rows one weight can see (the tile size
+// is the smallest of 1, 4, 8 that holds them, so decode keeps registers low).
+void launch_gemv(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_rows) {
+  if (max_rows <= 1) launch_tile<1>(st, a, slots);
+  else if (max_rows <= 4) launch_tile<4>(st, a, slots);
+  else launch_tile<kMaxTile>(st, a, slots);
 }
 
 // Groups the assignments (t, j) -> expert ids[t*k+j].  One block.
@@ -139,8 +162,11 @@ int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
   a.out = p.out;
   a.groups.rows = p.x.rows;
   a.vec = vec_ok(w) && vec_ok(p.x);
-  const dim3 grid(static_cast<unsigned>(ceil_div(p.n, kGemvWarps)), 1);
-  gemv_kernel<<<grid, kGemvWarps * 32, 0, cudaStream_t(s)>>>(a);
+  // Many rows of BF16 activations: tensor cores (bit-exact weight decode, no
+  // input rounding).  F32 activations stay on the fp32 path.
+  if (p.x.rows > kMaxTile && p.x.dtype == SEATRT_DTYPE_BF16)
+    return launch_linear_tc(s, w, p, a.vec && (reinterpret_cast<uintptr_t>(p.x.data) % 16) == 0);
+  launch_gemv(cudaStream_t(s), a, 1, p.x.rows);
   return last_error();
 }
 
@@ -175,7 +201,7 @@ int launch_moe(Stream s, const MoeProblem& p, void* workspace) {
   g.out = Mat{ws.h, SEATRT_DTYPE_F32, A, p.intermediate, p.intermediate};
   g.groups = GemvGroups{ws.active, ws.num_active, ws.offsets, ws.sorted, 0};
   g.vec = p.vec && vec_ok(p.x);
-  gemv_kernel<<<dim3(static_cast<unsigned>(ceil_div(g.n, kGemvWarps)), slots), kGemvWarps * 32, 0, st>>>(g);
+  launch_gemv(st, g, slots, p.tokens);
   if (int e = last_error()) return e;
 
   GemvArgs d;
@@ -188,7 +214,7 @@ int launch_moe(Stream s, const MoeProblem& p, void* workspace) {
   d.row_weight = p.weights;
   d.groups = g.groups;
   d.vec = p.vec && vec_ok(d.x);
-  gemv_kernel<<<dim3(static_cast<unsigned>(ceil_div(d.n, kGemvWarps)), slots), kGemvWarps * 32, 0, st>>>(d);
+  launch_gemv(st, d, slots, p.tokens);
   if (int e = last_error()) return e;
 
   int64_t blocks = ceil_div(p.tokens * p.hidden, 256);

@@ -58,6 +58,8 @@ struct GemvProblem {
 };
 
 int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p);
+// The tensor-core path launch_linear takes for BF16 activations with M > 8.
+int launch_linear_tc(Stream s, const WeightRef& w, const GemvProblem& p, bool vec);
 
 int launch_elementwise(Stream s, int op, const Mat& a, const Mat& b, float alpha, const Mat& out);
 int launch_embedding(Stream s, const int32_t* ids, int64_t count, const Mat& table, float scale,

@@ -1,4 +1,5 @@
 // Checks and launches for the paged KV cache ops: kv_store and attention.
+#include <cmath>
 #include <string>
 
 #include "context.hpp"
@@ -21,8 +22,10 @@ bool check_cache(const std::string& op, const seatrt_kv_layer& c) {
   if (!cache_dtype_ok(k.dtype)) unsupported(op, std::string("cache dtype ") + dtype_name(k.dtype));
   need_contiguous(op, "k_cache", k);
   if (c.block_size < 1 || k.shape[1] != c.block_size) invalid(op, "cache block_size does not match k_cache");
-  if (!(c.k_scale > 0.0f) || !(c.v_scale > 0.0f)) invalid(op, "k_scale and v_scale must be > 0");
+  const bool f8 = k.dtype == SEATRT_DTYPE_F8_E4M3;
+  if (f8 && !(std::isfinite(c.k_scale) && c.k_scale > 0.0f)) invalid(op, "k_scale must be finite and > 0 for an F8 cache");
   if (!c.v_cache.data) return false;
+  if (f8 && !(std::isfinite(c.v_scale) && c.v_scale > 0.0f)) invalid(op, "v_scale must be finite and > 0 for an F8 cache");
   const seatrt_tensor& v = need(op, "cache.v_cache", &c.v_cache);
   if (v.ndim != 4 || v.dtype != k.dtype) invalid(op, "v_cache must match k_cache in dtype and rank");
   for (int i = 0; i < 4; ++i)
@@ -64,8 +67,10 @@ void kv_store(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_kv_store
   p.k_cache = c.k_cache.data;
   p.cache_dtype = c.k_cache.dtype;
   p.num_slots = c.k_cache.shape[0] * c.k_cache.shape[1];
-  p.k_scale = c.k_scale;
-  p.v_scale = c.v_scale;
+  // Scales apply to F8 caches only ("1.0 otherwise", kernels.h).
+  const bool f8 = p.cache_dtype == SEATRT_DTYPE_F8_E4M3;
+  p.k_scale = f8 ? c.k_scale : 1.0f;
+  p.v_scale = f8 ? c.v_scale : 1.0f;
   check(launch_kv_store(s, p), "kv_store launch");
 }
 
@@ -108,8 +113,10 @@ void attention(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_attenti
   p.cache_dtype = c.k_cache.dtype;
   p.block_size = c.block_size;
   p.num_blocks = c.k_cache.shape[0];
-  p.k_scale = c.k_scale;
-  p.v_scale = c.v_scale;
+  // Scales apply to F8 caches only; a one-tensor layer stored V with k_scale.
+  const bool f8 = p.cache_dtype == SEATRT_DTYPE_F8_E4M3;
+  p.k_scale = f8 ? c.k_scale : 1.0f;
+  p.v_scale = f8 ? (two ? c.v_scale : c.k_scale) : 1.0f;
   p.query_start = static_cast<const int32_t*>(qs.data);
   p.seq_lens = static_cast<const int32_t*>(sl.data);
   p.block_tables = static_cast<const int32_t*>(bt.data);
