@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <string>
 
@@ -231,7 +232,10 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
     }
     ops.rms_norm(k_rows, &w.k_norm, eps, k_rows);
     ops.rope(k3, *b.positions, w.inv_freq, k3);
-    ops.kv_store(k3, v3, *b.slot_mapping, &b.kv_layers[li]);
+    // Sliding layers may be paged in their own pool (appended batch fields).
+    const bool own_pool = g.window > 0 && b.struct_size >= offsetof(seatrt_forward_batch, window_slot_mapping) + sizeof(b.window_slot_mapping) &&
+                          b.window_block_tables && b.window_slot_mapping;
+    ops.kv_store(k3, v3, own_pool ? *b.window_slot_mapping : *b.slot_mapping, &b.kv_layers[li]);
     seatrt_tensor attn3 = f32(ws_.attn, {t, nq, d}), attn2 = f32(ws_.attn, {t, nq * d});
     seatrt_attention_args a{};
     a.struct_size = sizeof(a);
@@ -239,7 +243,7 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
     a.cache = &b.kv_layers[li];
     a.query_start = b.query_start;
     a.seq_lens = b.seq_lens;
-    a.block_tables = b.block_tables;
+    a.block_tables = own_pool ? b.window_block_tables : b.block_tables;
     a.num_seqs = b.num_seqs;
     a.max_query_len = b.max_query_len;
     a.max_seq_len = b.max_seq_len;
