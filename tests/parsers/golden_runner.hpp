@@ -2,6 +2,7 @@
 // tools/parsers/make_golden.py) through a Gemma4Parser, fed in given pieces.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,19 @@ struct GoldenRun {
   std::string finish_reason;
   std::vector<std::string> problems;
   std::vector<std::string> call_ids;
+};
+
+// One request of a golden case, fed piece by piece.
+class GoldenSession {
+ public:
+  explicit GoldenSession(const nlohmann::json& golden_case);
+  ~GoldenSession();
+  void feed(const std::string& piece);
+  GoldenRun finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 const nlohmann::json& golden_cases();
