@@ -1,0 +1,268 @@
+"""The seat server driven by the official openai client: chat, completions,
+streaming with usage, n=2, stop strings, seeds, logprobs, tools with every
+tool_choice, and the error statuses.  Run: python3 test_openai_api.py
+(SEATRT_BUILD_DIR names the build tree)."""
+
+import json
+import math
+import unittest
+
+import openai
+
+from seat_harness import API_KEY, Seat, decode, ids
+
+MODEL = "scripted"
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get the weather for a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                       "required": ["city"]},
+    },
+}
+
+
+class OpenAIApiTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.seat = Seat().start()
+        cls.client = cls.seat.client()
+
+    @classmethod
+    def tearDownClass(cls):
+        code = cls.seat.stop()
+        cls.seat.log.close()
+        if code != 0:
+            print(cls.seat.read_log())
+        assert code == 0, "seatrt serve exited %s after SIGTERM" % code
+
+    def chat(self, content, **kw):
+        return self.client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": content}], **kw)
+
+    # ---------------------------------------------------------------- basics
+    def test_models_lists_names_and_aliases_with_max_model_len(self):
+        models = self.client.models.list().data
+        self.assertEqual([m.id for m in models], ["scripted", "scripted-alias"])
+        self.assertEqual(models[0].model_extra["max_model_len"], 512)
+
+    def test_plain_prose_without_channel_leak_or_reasoning(self):
+        r = self.chat("HELLO_PROSE please", max_tokens=64, temperature=0)
+        msg = r.choices[0].message
+        self.assertEqual(msg.content, "Hello there, friend. The weather is fine today.")
+        self.assertEqual(r.choices[0].finish_reason, "stop")
+        self.assertNotIn("reasoning_content", msg.model_extra or {})
+        self.assertEqual(r.usage.completion_tokens, len(ids(msg.content)) + 0)
+        self.assertGreater(r.usage.prompt_tokens, 0)
+
+    def test_alias_answers_under_its_own_name(self):
+        r = self.client.chat.completions.create(model="scripted-alias", max_tokens=4,
+                                                messages=[{"role": "user", "content": "hi"}])
+        self.assertEqual(r.model, "scripted-alias")
+
+    def test_reasoning_is_split_from_content(self):
+        r = self.chat("THINK_THEN_ANSWER", max_tokens=64, temperature=0,
+                      extra_body={"chat_template_kwargs": {"enable_thinking": True}})
+        msg = r.choices[0].message
+        self.assertEqual(msg.content, "The answer is 4.")
+        self.assertEqual(msg.model_extra.get("reasoning_content"), "Let me think.")
+
+    def test_completions_endpoint(self):
+        r = self.client.completions.create(model=MODEL, prompt="Once upon a time", max_tokens=8, temperature=0)
+        self.assertEqual(r.choices[0].finish_reason, "length")
+        self.assertEqual(r.usage.completion_tokens, 8)
+        self.assertEqual(r.usage.prompt_tokens, len(ids("Once upon a time")) + 1)  # + <bos>
+        self.assertTrue(r.choices[0].text)
+
+    def test_streaming_with_usage_equals_non_streaming(self):
+        full = self.chat("tell me something", max_tokens=12, temperature=0.9, seed=7)
+        stream = self.chat("tell me something", max_tokens=12, temperature=0.9, seed=7, stream=True,
+                           stream_options={"include_usage": True})
+        text, usage, finish = "", None, None
+        for chunk in stream:
+            if chunk.usage:
+                usage = chunk.usage
+            for c in chunk.choices:
+                text += c.delta.content or ""
+                finish = c.finish_reason or finish
+        self.assertEqual(text, full.choices[0].message.content)
+        self.assertEqual(finish, "length")
+        self.assertEqual(usage.completion_tokens, 12)
+        self.assertEqual(usage.prompt_tokens, full.usage.prompt_tokens)
+
+    def test_completions_streaming(self):
+        text = ""
+        for chunk in self.client.completions.create(model=MODEL, prompt="abc", max_tokens=6, temperature=0,
+                                                    stream=True):
+            text += chunk.choices[0].text if chunk.choices else ""
+        full = self.client.completions.create(model=MODEL, prompt="abc", max_tokens=6, temperature=0)
+        self.assertEqual(text, full.choices[0].text)
+
+    def test_n_equals_two(self):
+        r = self.chat("two answers", max_tokens=10, temperature=1.0, n=2, seed=3)
+        self.assertEqual(len(r.choices), 2)
+        self.assertEqual(sorted(c.index for c in r.choices), [0, 1])
+        self.assertNotEqual(r.choices[0].message.content, r.choices[1].message.content)
+        self.assertEqual(r.usage.completion_tokens, 20)
+
+    def test_stop_string(self):
+        r = self.chat("COUNT_STOP", max_tokens=40, temperature=0, stop=["three"])
+        self.assertEqual(r.choices[0].message.content, "one two ")
+        self.assertEqual(r.choices[0].finish_reason, "stop")
+        text = ""
+        for chunk in self.chat("COUNT_STOP", max_tokens=40, temperature=0, stop=["four"], stream=True):
+            for c in chunk.choices:
+                text += c.delta.content or ""
+        self.assertEqual(text, "one two three ")
+
+    def test_seed_reproducibility(self):
+        a = self.chat("random words", max_tokens=16, temperature=1.0, seed=1234).choices[0].message.content
+        b = self.chat("random words", max_tokens=16, temperature=1.0, seed=1234).choices[0].message.content
+        c = self.chat("random words", max_tokens=16, temperature=1.0, seed=999).choices[0].message.content
+        self.assertEqual(a, b)
+        self.assertNotEqual(a, c)
+
+    def test_logprobs_are_finite_and_consistent(self):
+        r = self.chat("HELLO_PROSE", max_tokens=64, temperature=0, logprobs=True, top_logprobs=3)
+        content = r.choices[0].logprobs.content
+        self.assertEqual(len(content), r.usage.completion_tokens)
+        for entry in content:
+            self.assertTrue(math.isfinite(entry.logprob))
+            self.assertLessEqual(entry.logprob, 0.0)
+            self.assertEqual(len(entry.top_logprobs), 3)
+            self.assertEqual(entry.top_logprobs[0].token, entry.token)  # greedy picks the top token
+            self.assertAlmostEqual(entry.top_logprobs[0].logprob, entry.logprob, places=5)
+        self.assertEqual("".join(e.token for e in content), r.choices[0].message.content)
+
+    # ----------------------------------------------------------------- tools
+    def assert_weather_call(self, r):
+        msg = r.choices[0].message
+        self.assertEqual(r.choices[0].finish_reason, "tool_calls")
+        self.assertEqual(len(msg.tool_calls), 1)
+        call = msg.tool_calls[0]
+        self.assertEqual(call.function.name, "get_weather")
+        self.assertEqual(json.loads(call.function.arguments), {"city": "Paris", "days": 2})
+        self.assertTrue(call.id)
+        self.assertFalse(msg.content)
+
+    def test_tool_choice_auto(self):
+        self.assert_weather_call(self.chat("WEATHER_PARIS", tools=[WEATHER_TOOL], tool_choice="auto",
+                                           max_tokens=64, temperature=0))
+
+    def test_tool_choice_required_and_named(self):
+        self.assert_weather_call(self.chat("WEATHER_PARIS", tools=[WEATHER_TOOL], tool_choice="required",
+                                           max_tokens=64, temperature=0))
+        self.assert_weather_call(self.chat("WEATHER_PARIS", tools=[WEATHER_TOOL], max_tokens=64, temperature=0,
+                                           tool_choice={"type": "function", "function": {"name": "get_weather"}}))
+
+    def test_tool_choice_none_leaves_tools_out_of_the_prompt(self):
+        plain = self.chat("HELLO_PROSE", max_tokens=64, temperature=0)
+        none = self.chat("HELLO_PROSE", tools=[WEATHER_TOOL], tool_choice="none", max_tokens=64, temperature=0)
+        auto = self.chat("HELLO_PROSE", tools=[WEATHER_TOOL], tool_choice="auto", max_tokens=64, temperature=0)
+        self.assertEqual(none.usage.prompt_tokens, plain.usage.prompt_tokens)
+        self.assertGreater(auto.usage.prompt_tokens, plain.usage.prompt_tokens)
+        self.assertIsNone(none.choices[0].message.tool_calls)
+        self.assertEqual(none.choices[0].message.content, plain.choices[0].message.content)
+
+    def test_streamed_tool_call_deltas_assemble_to_the_same_call(self):
+        name, args, ids_seen = "", "", set()
+        finish = None
+        for chunk in self.chat("WEATHER_PARIS", tools=[WEATHER_TOOL], max_tokens=64, temperature=0, stream=True):
+            for c in chunk.choices:
+                for tc in c.delta.tool_calls or []:
+                    self.assertEqual(tc.index, 0)
+                    if tc.id:
+                        ids_seen.add(tc.id)
+                    if tc.function and tc.function.name:
+                        name = tc.function.name
+                    if tc.function and tc.function.arguments:
+                        args += tc.function.arguments
+                finish = c.finish_reason or finish
+        self.assertEqual(name, "get_weather")
+        self.assertEqual(json.loads(args), {"city": "Paris", "days": 2})
+        self.assertEqual(len(ids_seen), 1)
+        self.assertEqual(finish, "tool_calls")
+
+    # ---------------------------------------------------------------- errors
+    def test_bad_key_is_401(self):
+        import openai as oa
+        bad = oa.OpenAI(base_url=self.seat.base_url + "/v1", api_key="wrong", max_retries=0)
+        with self.assertRaises(oa.AuthenticationError):
+            bad.models.list()
+        status, _ = self.seat.get("/health", key=None)
+        self.assertEqual(status, 200)
+        status, _ = self.seat.get("/v1/models", key=None)
+        self.assertEqual(status, 401)
+
+    def test_unknown_model_is_404_never_substituted(self):
+        with self.assertRaises(openai.NotFoundError) as e:
+            self.client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "x"}])
+        self.assertIn("gpt-4o", str(e.exception))
+
+    def test_malformed_json_is_400(self):
+        status, body, _ = self.seat.post("/v1/chat/completions", None, raw=b'{"model": "scripted", "messages": [')
+        self.assertEqual(status, 400)
+        self.assertIn("not valid JSON", json.loads(body)["error"]["message"])
+
+    def test_wrong_field_types_name_the_field(self):
+        for field, value, expect in [("temperature", "hot", "a number"), ("max_tokens", 1.5, "an integer"),
+                                     ("messages", "hi", "an array"), ("stop", 5, "string")]:
+            body = {"model": MODEL, "messages": [{"role": "user", "content": "x"}], field: value}
+            status, text, _ = self.seat.post("/v1/chat/completions", body)
+            self.assertEqual(status, 400, field)
+            err = json.loads(text)["error"]
+            self.assertIn(field, err["message"])
+            self.assertIn(expect, err["message"])
+            self.assertEqual(err["param"], field)
+
+    def test_unknown_field_and_image_parts_are_400(self):
+        with self.assertRaises(openai.BadRequestError):
+            self.chat("x", extra_body={"temprature": 0.5})
+        with self.assertRaises(openai.BadRequestError) as e:
+            self.client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": [
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}])
+        self.assertIn("image", str(e.exception))
+
+    def test_prompt_longer_than_context_is_400(self):
+        with self.assertRaises(openai.BadRequestError) as e:
+            self.chat("word " * 600, max_tokens=4)
+        self.assertIn("maximum context length is 512", str(e.exception))
+
+    def test_max_tokens_beyond_context_is_400(self):
+        with self.assertRaises(openai.BadRequestError) as e:
+            self.chat("short", max_tokens=600)
+        self.assertIn("max_tokens", str(e.exception))
+
+    # -------------------------------------------------------- tokenizer, seat
+    def test_tokenize_and_detokenize(self):
+        status, body, _ = self.seat.post("/tokenize", {"model": MODEL, "prompt": "Hello there", "add_special_tokens": False})
+        self.assertEqual(status, 200)
+        self.assertEqual(json.loads(body)["tokens"], ids("Hello there"))
+        status, body, _ = self.seat.post("/detokenize", {"model": MODEL, "tokens": ids("Hello there")})
+        self.assertEqual(json.loads(body)["prompt"], decode(ids("Hello there")))
+
+    def test_seat_report_and_metrics(self):
+        status, body = self.seat.get("/v1/seat")
+        self.assertEqual(status, 200)
+        seat = json.loads(body)
+        kv = seat["kv_pool"]
+        self.assertGreater(kv["bytes"], 0)
+        self.assertGreaterEqual(kv["tokens"], 2 * 512)
+        self.assertAlmostEqual(kv["max_context_multiple"], kv["tokens"] / 512, places=6)
+        self.assertTrue(any(p["role"] == "tool_parser" for p in seat["plugins"]))
+        self.assertTrue(all(p["version"] for p in seat["plugins"]))
+        self.assertIn("KV pool", self.seat.read_log())
+        _, metrics = self.seat.get("/metrics")
+        for name in ["seatrt_requests_total", "seatrt_prompt_tokens_total", "seatrt_generation_tokens_total",
+                     "seatrt_time_to_first_token_seconds_bucket", "seatrt_inter_token_latency_seconds_bucket",
+                     "seatrt_queue_depth", "seatrt_running_sequences", "seatrt_kv_blocks_used",
+                     "seatrt_kv_blocks_total", "seatrt_preemptions_total", "seatrt_non_finite_logits_total"]:
+            self.assertIn(name, metrics)
+
+    def test_ready_after_canary(self):
+        status, body = self.seat.get("/ready", key=None)
+        self.assertEqual(status, 200, body)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
