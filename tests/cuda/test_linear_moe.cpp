@@ -143,3 +143,40 @@ TEST_CASE("moe agrees with the CPU provider (NVFP4 experts, grouped tokens)") {
     CHECK(rel_error(cuda().download_f32(out.cuda), cpu().download_f32(out.cpu)) <= 1e-4);
   }
 }
+
+TEST_CASE("dependent linears back to back (overlapped launches) agree, eager and replayed from a graph") {
+  const HostNvfp4 h1 = random_nvfp4(1024, 2816), h2 = random_nvfp4(2816, 1024), h3 = random_nvfp4(512, 2816);
+  const seatrt_linear_weight c1 = nvfp4_weight(cuda(), h1, false), c2 = nvfp4_weight(cuda(), h2, false),
+                             c3 = nvfp4_weight(cuda(), h3, false);
+  const seatrt_linear_weight p1 = nvfp4_weight(cpu(), h1, false), p2 = nvfp4_weight(cpu(), h2, false),
+                             p3 = nvfp4_weight(cpu(), h3, false);
+  Pair x = both_random(SEATRT_DTYPE_F32, {2, 2816}, 0.01f);
+  Pair y1 = both_empty(SEATRT_DTYPE_F32, {2, 1024}), y2 = both_empty(SEATRT_DTYPE_F32, {2, 2816}),
+       y3 = both_empty(SEATRT_DTYPE_F32, {2, 512});
+  auto chain = [](Provider& p, const seatrt_tensor& in, const seatrt_linear_weight& a, seatrt_tensor& t1,
+                  const seatrt_linear_weight& b, seatrt_tensor& t2, const seatrt_linear_weight& c, seatrt_tensor& t3) {
+    seatrt_linear_args l1{sizeof(seatrt_linear_args), &in, &a, &t1};
+    seatrt_linear_args l2{sizeof(seatrt_linear_args), &t1, &b, &t2};
+    seatrt_linear_args l3{sizeof(seatrt_linear_args), &t2, &c, &t3};
+    ok(p.api().linear(p.ctx(), p.stream(), &l1), "linear 1");
+    ok(p.api().linear(p.ctx(), p.stream(), &l2), "linear 2");
+    ok(p.api().linear(p.ctx(), p.stream(), &l3), "linear 3");
+  };
+  chain(cuda(), x.cuda, c1, y1.cuda, c2, y2.cuda, c3, y3.cuda);
+  chain(cpu(), x.cpu, p1, y1.cpu, p2, y2.cpu, p3, y3.cpu);
+  CHECK(rel_error(cuda().download_f32(y3.cuda), cpu().download_f32(y3.cpu)) <= 1e-4);
+
+  // Capture the chain, then replay it on new input.
+  const seatrt_kernel_api& a = cuda().api();
+  ok(a.graph_begin(cuda().ctx(), cuda().stream()), "graph_begin");
+  chain(cuda(), x.cuda, c1, y1.cuda, c2, y2.cuda, c3, y3.cuda);
+  seatrt_graph* g = nullptr;
+  ok(a.graph_end(cuda().ctx(), cuda().stream(), &g), "graph_end");
+  const std::vector<uint8_t> fresh = random_values(2 * 2816, SEATRT_DTYPE_F32, 0.01f);
+  ok(a.copy(cuda().ctx(), cuda().stream(), x.cuda.data, SEATRT_DEVICE_CUDA, fresh.data(), SEATRT_DEVICE_CPU, fresh.size()), "copy");
+  ok(cpu().api().copy(cpu().ctx(), cpu().stream(), x.cpu.data, SEATRT_DEVICE_CPU, fresh.data(), SEATRT_DEVICE_CPU, fresh.size()), "copy");
+  ok(a.graph_launch(cuda().ctx(), cuda().stream(), g), "graph_launch");
+  chain(cpu(), x.cpu, p1, y1.cpu, p2, y2.cpu, p3, y3.cpu);
+  CHECK(rel_error(cuda().download_f32(y3.cuda), cpu().download_f32(y3.cpu)) <= 1e-4);
+  a.graph_destroy(cuda().ctx(), g);
+}

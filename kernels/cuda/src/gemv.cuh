@@ -43,6 +43,7 @@ struct GemvArgs {
   Mat out;                         // row = assignment
   const float* row_weight = nullptr;  // multiplies each assignment's output
   bool vec = false;                // weights and x allow 16-byte loads
+  bool stage = false;              // x tiles are staged in dynamic shared memory
   GemvGroups groups;
 };
 

@@ -12,11 +12,30 @@ template <int L, int kTile>
 __global__ void __launch_bounds__(kGemvWarps * 32) gemv_kernel(GemvArgs a) {
   constexpr int kRowsPerWarp = 32 / L;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, sub = lane % L;
-  const int64_t first_row = (int64_t(blockIdx.x) * kGemvWarps + warp) * kRowsPerWarp;
-  if (first_row >= a.n) return;  // whole warp idle: safe to leave
-  const int64_t my_row = first_row + lane / L;
+  extern __shared__ __align__(16) unsigned char x_stage[];
+  const int64_t my_row = (int64_t(blockIdx.x) * kGemvWarps + warp) * kRowsPerWarp + lane / L;
+  // Idle row groups shadow the last row (they must reach the barriers).
   const bool row_ok = my_row < a.n;
-  const int64_t row = row_ok ? my_row : a.n - 1;  // idle groups shadow the last row
+  const int64_t row = row_ok ? my_row : a.n - 1;
+  // Programmatic dependent launch: this grid may start while the previous
+  // kernel on the stream still runs.  A plain linear's weights do not depend
+  // on it, so their bytes are pulled into L2 first; everything the previous
+  // kernel may write (x, the expert groups, out) is touched only after
+  // griddepcontrol.wait, which waits for it to complete and flush.
+  if (!a.groups.active) {
+    const char* wrow = static_cast<const char*>(a.w.data) + row * a.w.data_row_bytes;
+    const int64_t row_bytes = a.w.kind <= int32_t(WeightKind::Fp4Bf16Scales) ? a.k / 2 : a.w.data_row_bytes;
+    for (int64_t off = int64_t(sub) * 128; off < row_bytes; off += int64_t(L) * 128)
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(wrow + off));
+    if (a.glu) {
+      const char* urow = static_cast<const char*>(a.w_up.data) + row * a.w_up.data_row_bytes;
+      for (int64_t off = int64_t(sub) * 128; off < row_bytes; off += int64_t(L) * 128)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(urow + off));
+    }
+  }
+  asm volatile("griddepcontrol.launch_dependents;");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+
   int64_t count = a.groups.rows;
   const int32_t* list = nullptr;
   WeightRef w = a.w, wu = a.w_up;
@@ -37,9 +56,27 @@ __global__ void __launch_bounds__(kGemvWarps * 32) gemv_kernel(GemvArgs a) {
       asg[m] = m < valid ? (list ? list[t0 + m] : static_cast<int32_t>(t0 + m)) : 0;
       xrow[m] = asg[m] / a.x_div;
     }
+    // Stage the tile's activation rows in shared memory: the inner loop then
+    // reads them at shared-memory latency instead of one L2 round trip per
+    // 8 weights (which serialised the loop).
+    Mat x = a.x;
+    if (a.stage) {
+      const int64_t per_row = a.k * (a.x.dtype == SEATRT_DTYPE_F32 ? 4 : 2) / 16;  // 16-byte vectors
+      const int64_t stride_vecs = a.x.row_stride * (a.x.dtype == SEATRT_DTYPE_F32 ? 4 : 2) / 16;
+      __syncthreads();  // the previous tile's readers are done
+      for (int64_t i = threadIdx.x; i < valid * per_row; i += blockDim.x) {
+        const int64_t m = i / per_row, v = i % per_row;
+        const int64_t src = (list ? list[t0 + m] : t0 + m) / a.x_div;
+        reinterpret_cast<uint4*>(x_stage)[i] = reinterpret_cast<const uint4*>(a.x.data)[src * stride_vecs + v];
+      }
+      __syncthreads();
+      x = Mat{x_stage, a.x.dtype, valid, a.k, a.k};
+#pragma unroll
+      for (int m = 0; m < kTile; ++m) xrow[m] = m;
+    }
     float acc[kTile] = {}, acc_up[kTile] = {};
-    dot_tile<L, kTile>(w, row, a.k, a.x, xrow, valid, a.vec, sub, acc);
-    if (a.glu) dot_tile<L, kTile>(wu, row, a.k, a.x, xrow, valid, a.vec, sub, acc_up);
+    dot_tile<L, kTile>(w, row, a.k, x, xrow, valid, a.vec, sub, acc);
+    if (a.glu) dot_tile<L, kTile>(wu, row, a.k, x, xrow, valid, a.vec, sub, acc_up);
 #pragma unroll
     for (int m = 0; m < kTile; ++m) {
       if (m >= valid) break;
@@ -53,20 +90,51 @@ __global__ void __launch_bounds__(kGemvWarps * 32) gemv_kernel(GemvArgs a) {
 
 // Lanes per row: 32 when each lane still gets about two 16-byte chunks of
 // FP4 weights, else 8 (the experts' down projection has K = 704).
-template <int kTile>
-void launch_tile(cudaStream_t st, const GemvArgs& a, unsigned slots) {
-  const int L = a.k / 32 >= 64 ? 32 : 8;
-  const dim3 grid(static_cast<unsigned>(ceil_div(a.n, int64_t(kGemvWarps) * (32 / L))), slots);
-  if (L == 32) gemv_kernel<32, kTile><<<grid, kGemvWarps * 32, 0, st>>>(a);
-  else gemv_kernel<8, kTile><<<grid, kGemvWarps * 32, 0, st>>>(a);
+// Launches with the programmatic-stream-serialisation attribute (see the
+// kernel's griddepcontrol comment).
+template <int L, int kTile>
+int launch_pdl(cudaStream_t st, const GemvArgs& a, dim3 grid, size_t smem) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(kGemvWarps * 32);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = st;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return static_cast<int>(cudaLaunchKernelEx(&cfg, gemv_kernel<L, kTile>, a));
 }
 
-// `max_rows`: the most activation rows one weight can see (the tile size
-// is the smallest of 1, 4, 8 that holds them, so decode keeps registers low).
-void launch_gemv(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_rows) {
-  if (max_rows <= 1) launch_tile<1>(st, a, slots);
-  else if (max_rows <= 4) launch_tile<4>(st, a, slots);
-  else launch_tile<kMaxTile>(st, a, slots);
+template <int kTile>
+int launch_tile(cudaStream_t st, const GemvArgs& a, unsigned slots, size_t smem) {
+  const int L = a.k / 32 >= 64 ? 32 : 8;
+  const dim3 grid(static_cast<unsigned>(ceil_div(a.n, int64_t(kGemvWarps) * (32 / L))), slots);
+  return L == 32 ? launch_pdl<32, kTile>(st, a, grid, smem) : launch_pdl<8, kTile>(st, a, grid, smem);
+}
+
+// Above this many rows (BF16 activations) linear uses the tensor cores; below
+// it the GEMV re-reads weights from L2 per tile, which is cheaper than the
+// simple tensor-core kernel's serial K loop on few blocks.
+constexpr int64_t kTensorCoreRows = 64;
+
+// Staged activations must fit the default dynamic shared memory (48 KiB).
+constexpr int64_t kStageBytes = 48 * 1024;
+
+// `max_rows`: the most activation rows one weight can see.  The tile is the
+// smallest of 1, 4, 8 that holds them (decode keeps registers low), reduced
+// while its staged activations would not fit in shared memory.
+int launch_gemv(cudaStream_t st, GemvArgs a, unsigned slots, int64_t max_rows) {
+  int tile = max_rows <= 1 ? 1 : max_rows <= 4 ? 4 : kMaxTile;
+  const int64_t elem = a.x.dtype == SEATRT_DTYPE_F32 ? 4 : 2;
+  while (tile > 1 && tile * a.k * elem > kStageBytes) tile = tile == kMaxTile ? 4 : 1;
+  const int64_t bytes = tile * a.k * elem;
+  a.stage = a.vec && bytes <= kStageBytes && (a.k * elem) % 16 == 0;
+  const size_t smem = a.stage ? static_cast<size_t>(bytes) : 0;
+  if (tile == 1) return launch_tile<1>(st, a, slots, smem);
+  if (tile == 4) return launch_tile<4>(st, a, slots, smem);
+  return launch_tile<kMaxTile>(st, a, slots, smem);
 }
 
 // Groups the assignments (t, j) -> expert ids[t*k+j].  One block.
@@ -164,10 +232,9 @@ int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
   a.vec = vec_ok(w) && vec_ok(p.x);
   // Many rows of BF16 activations: tensor cores (bit-exact weight decode, no
   // input rounding).  F32 activations stay on the fp32 path.
-  if (p.x.rows > kMaxTile && p.x.dtype == SEATRT_DTYPE_BF16)
+  if (p.x.rows > kTensorCoreRows && p.x.dtype == SEATRT_DTYPE_BF16)
     return launch_linear_tc(s, w, p, a.vec && (reinterpret_cast<uintptr_t>(p.x.data) % 16) == 0);
-  launch_gemv(cudaStream_t(s), a, 1, p.x.rows);
-  return last_error();
+  return launch_gemv(cudaStream_t(s), a, 1, p.x.rows);
 }
 
 size_t moe_workspace_bytes(const MoeProblem& p) {
@@ -201,8 +268,7 @@ int launch_moe(Stream s, const MoeProblem& p, void* workspace) {
   g.out = Mat{ws.h, SEATRT_DTYPE_F32, A, p.intermediate, p.intermediate};
   g.groups = GemvGroups{ws.active, ws.num_active, ws.offsets, ws.sorted, 0};
   g.vec = p.vec && vec_ok(p.x);
-  launch_gemv(st, g, slots, p.tokens);
-  if (int e = last_error()) return e;
+  if (int e = launch_gemv(st, g, slots, p.tokens)) return e;
 
   GemvArgs d;
   d.table = p.down;
@@ -214,8 +280,7 @@ int launch_moe(Stream s, const MoeProblem& p, void* workspace) {
   d.row_weight = p.weights;
   d.groups = g.groups;
   d.vec = p.vec && vec_ok(d.x);
-  launch_gemv(st, d, slots, p.tokens);
-  if (int e = last_error()) return e;
+  if (int e = launch_gemv(st, d, slots, p.tokens)) return e;
 
   int64_t blocks = ceil_div(p.tokens * p.hidden, 256);
   if (blocks > 1 << 20) blocks = 1 << 20;
