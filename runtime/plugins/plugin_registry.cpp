@@ -41,6 +41,12 @@ std::string join_paths(const std::vector<fs::path>& paths) {
   return out.empty() ? "(none)" : out;
 }
 
+// "a kernel provider", "an architecture".
+std::string a_kind(seatrt_plugin_kind kind) {
+  const std::string name = kind_name(kind);
+  return (name[0] == 'a' ? "an " : "a ") + name;
+}
+
 bool looks_like_path(const std::string& s) {
   return s.find('/') != std::string::npos ||
          (s.size() > 3 && s.compare(s.size() - 3, 3, ".so") == 0);
@@ -137,7 +143,7 @@ fs::path PluginRegistry::resolve_name(const std::string& name, seatrt_plugin_kin
   if (other_kind)
     throw Error(SEATRT_ERR_INVALID_ARG, "plugin '" + name + "' (" + other_kind->path.string() +
                                             ") provides " + kinds_to_string(other_kind->kinds) +
-                                            ", not a " + kind_name(kind));
+                                            ", not " + a_kind(kind));
   std::string message = "no " + std::string(kind_name(kind)) + " plugin named '" + name +
                         "' in the plugin search paths (" + join_paths(search_paths_) + ")";
   const std::string suggestion = closest_match(name, names_of_kind);
@@ -191,8 +197,8 @@ std::shared_ptr<LoadedPlugin> PluginRegistry::load(const std::string& name_or_pa
   const seatrt_plugin& d = plugin->descriptor();
   const std::string who = "plugin '" + plugin->name() + "' (" + plugin->path().string() + ")";
   if ((d.kinds & static_cast<uint32_t>(kind)) == 0)
-    throw Error(SEATRT_ERR_INVALID_ARG, who + " provides " + kinds_to_string(d.kinds) +
-                                            ", not a " + kind_name(kind));
+    throw Error(SEATRT_ERR_INVALID_ARG,
+                who + " provides " + kinds_to_string(d.kinds) + ", not " + a_kind(kind));
   const void* table = nullptr;
   switch (kind) {
     case SEATRT_KIND_ARCHITECTURE: table = d.architecture; break;
@@ -203,7 +209,7 @@ std::shared_ptr<LoadedPlugin> PluginRegistry::load(const std::string& name_or_pa
   }
   if (table == nullptr)
     throw Error(SEATRT_ERR_INVALID_ARG,
-                who + " declares a " + kind_name(kind) + " but gives no table for it");
+                who + " declares " + a_kind(kind) + " but gives no table for it");
   return plugin;
 }
 

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Every bad input of issue 2 through the real `seatrt check`: a non-zero
+exit (never a crash, i.e. never a signal), exactly one line on stderr, and
+that line names the file, key or plugin at fault."""
+import os
+
+from cli_util import (EXAMPLES, TEST_PLUGINS, check, finish, seat_text, seatrt, tempdir,
+                      write_seat)
+
+
+def expect_error(label, seat_file, *needles, args=()):
+    rc, out, err = seatrt("check", seat_file, *args)
+    lines = [l for l in err.splitlines() if l.strip()]
+    check(rc == 1, f"{label}: exit code {rc}, expected 1 (stderr: {err!r})")
+    check(len(lines) == 1, f"{label}: expected one line on stderr, got {lines!r}")
+    check(out == "", f"{label}: nothing on stdout, got {out!r}")
+    for needle in needles:
+        check(needle in err, f"{label}: {needle!r} not in {err!r}")
+
+
+with tempdir() as d:
+    paths = [TEST_PLUGINS, EXAMPLES]
+    # Malformed TOML, with line and column.
+    f = write_seat(d, "malformed.toml", '[seat]\nname = "x"\n[model\npath = "."\n')
+    expect_error("malformed TOML", f, "malformed.toml:3:", "malformed TOML")
+    # Unknown key, with the closest valid key suggested.
+    f = write_seat(d, "typo.toml", seat_text() + "[scheduler]\nmax_num_seq = 4\n")
+    expect_error("unknown key", f, "typo.toml:", "unknown key 'scheduler.max_num_seq'",
+                 "did you mean 'scheduler.max_num_seqs'?")
+    # Wrong type: key, expected and found type.
+    f = write_seat(d, "type.toml", seat_text() + "[server]\nport = \"eighty\"\n")
+    expect_error("wrong type", f, "type.toml:", "'server.port' must be an integer, found string")
+    # Missing plugin file.
+    f = write_seat(d, "missing.toml", seat_text(tool="libnothere.so", search_paths=paths))
+    expect_error("missing plugin file", f, "'libnothere.so' does not exist")
+    # Not a shared library (dlopen's reason shown).
+    f = write_seat(d, "notelf.toml", seat_text(tool="libbroken_not_elf.so", search_paths=paths))
+    expect_error("not a shared library", f, "libbroken_not_elf.so' is not a loadable shared library")
+    # Lacks the entry symbol.
+    f = write_seat(d, "noentry.toml", seat_text(tool="libbroken_no_entry.so", search_paths=paths))
+    expect_error("no entry symbol", f, "libbroken_no_entry.so", "lacks the entry symbol seatrt_plugin_init")
+    # Another ABI major, naming both versions.
+    f = write_seat(d, "major.toml", seat_text(tool="libtest_other_major.so", search_paths=paths))
+    expect_error("other ABI major", f, "libtest_other_major.so", "ABI 2.0", "ABI 1.0")
+    # initialize() fails: the plugin's own message.
+    f = write_seat(d, "initfail.toml", seat_text(tool="test-init-fails", search_paths=paths))
+    expect_error("init fails", f, "test-init-fails", "the licence file /etc/nowhere.lic is missing")
+    # initialize() throws: reported, no crash.
+    f = write_seat(d, "initthrow.toml", seat_text(tool="test-init-throws", search_paths=paths))
+    expect_error("init throws", f, "test-init-throws", "threw an exception")
+    # A different kind than asked, naming what it provides.
+    f = write_seat(d, "kind.toml", seat_text(provider="example-call", search_paths=paths))
+    expect_error("wrong kind", f, "'example-call'", "provides tool parser, not a kernel provider")
+    # A path escaping the search paths.
+    f = write_seat(d, "escape.toml", seat_text(tool="../../../../etc/libc.so", search_paths=paths))
+    expect_error("escaping path", f, "libc.so")
+    # A seat file that does not exist.
+    expect_error("no seat file", os.path.join(d, "absent.toml"), "absent.toml")
+    # A bad --log-format flag.
+    f = write_seat(d, "ok.toml", seat_text())
+    expect_error("bad log format", f, "unknown log format 'yaml'", args=("--log-format", "yaml"))
+
+    # Usage errors exit 2 with the usage text.
+    rc, _, err = seatrt("check")
+    check(rc == 2 and "usage: seatrt check" in err, f"check without a file: rc {rc}, {err!r}")
+    rc, _, err = seatrt("serve", f, "--bogus")
+    check(rc == 2 and "unknown option '--bogus'" in err, f"serve --bogus: rc {rc}, {err!r}")
+
+finish()

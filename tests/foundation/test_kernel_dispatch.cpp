@@ -1,0 +1,156 @@
+// The dispatch table: per-op routing between a provider and its fallback,
+// each called with its own context, struct_size respected, and no silent
+// staging across devices.
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "seatrt/host/kernel_dispatch.hpp"
+#include "seatrt/host/status.hpp"
+
+using namespace seatrt::host;
+
+// A fake provider's context: records which provider ran which op.
+struct seatrt_kernel_context {
+  std::string provider;  // "A:<options>:<device>"
+};
+
+namespace {
+
+std::vector<std::string> g_calls;  // every call of every fake provider, in order
+std::vector<std::string> g_destroyed;
+
+seatrt_status* create_a(const char* options, int32_t device, seatrt_kernel_context** out) {
+  *out = new seatrt_kernel_context{std::string("A:") + options + ":" + std::to_string(device)};
+  return nullptr;
+}
+seatrt_status* create_b(const char* options, int32_t device, seatrt_kernel_context** out) {
+  *out = new seatrt_kernel_context{std::string("B:") + options + ":" + std::to_string(device)};
+  return nullptr;
+}
+void destroy(seatrt_kernel_context* ctx) {
+  g_destroyed.push_back(ctx->provider);
+  delete ctx;
+}
+seatrt_status* rms_norm(seatrt_kernel_context* ctx, seatrt_stream stream, const seatrt_rms_norm_args*) {
+  g_calls.push_back(ctx->provider + " rms_norm stream=" + (stream ? "set" : "null"));
+  return nullptr;
+}
+seatrt_status* elementwise(seatrt_kernel_context* ctx, seatrt_stream stream,
+                           const seatrt_elementwise_args*) {
+  g_calls.push_back(ctx->provider + " elementwise stream=" + (stream ? "set" : "null"));
+  return nullptr;
+}
+seatrt_status* alloc(seatrt_kernel_context* ctx, size_t, void** out) {
+  g_calls.push_back(ctx->provider + " alloc");
+  *out = nullptr;
+  return nullptr;
+}
+
+seatrt_kernel_api provider(int32_t device_kind, decltype(&create_a) create) {
+  seatrt_kernel_api t{};
+  t.struct_size = sizeof t;
+  t.device_kind = device_kind;
+  t.create = create;
+  t.destroy = destroy;
+  return t;
+}
+
+std::string source_of(const KernelDispatch& d, const std::string& op) {
+  for (const auto& s : d.sources())
+    if (s.op == op) return s.provider;
+  return "?";
+}
+
+}  // namespace
+
+TEST_CASE("NULL operations of the primary are filled from a same-device fallback") {
+  seatrt_kernel_api a = provider(SEATRT_DEVICE_CPU, create_a);
+  a.rms_norm = rms_norm;
+  a.alloc = alloc;
+  seatrt_kernel_api b = provider(SEATRT_DEVICE_CPU, create_b);
+  b.rms_norm = rms_norm;
+  b.elementwise = elementwise;
+  b.alloc = alloc;
+  KernelDispatch dispatch({&a, "A"}, {&b, "B"});
+  CHECK(source_of(dispatch, "rms_norm") == "A");
+  CHECK(source_of(dispatch, "elementwise") == "B");
+  CHECK(source_of(dispatch, "alloc") == "A");
+  // Device management never comes from the fallback.
+  CHECK(source_of(dispatch, "copy").empty());
+  CHECK(source_of(dispatch, "graph_begin") == "-");  // optional, absent
+  const auto missing = dispatch.missing_ops();
+  CHECK(std::find(missing.begin(), missing.end(), "linear") != missing.end());
+  CHECK(std::find(missing.begin(), missing.end(), "rms_norm") == missing.end());
+
+  const seatrt_kernel_api* t = dispatch.table();
+  CHECK(t->probe == nullptr);
+  CHECK(t->create == nullptr);
+  CHECK(t->linear == nullptr);
+  seatrt_kernel_context* ctx = dispatch.create_context("opts", 3);
+  g_calls.clear();
+  auto* stream = reinterpret_cast<seatrt_stream>(0x1);
+  REQUIRE(t->rms_norm(ctx, stream, nullptr) == nullptr);
+  REQUIRE(t->elementwise(ctx, stream, nullptr) == nullptr);
+  void* mem = nullptr;
+  REQUIRE(t->alloc(ctx, 16, &mem) == nullptr);
+  seatrt_kernel_context* primary = KernelDispatch::primary_context(ctx);
+  CHECK(primary->provider == "A:opts:3");
+  // Each provider runs with its own context; the fallback's has "" options
+  // and device 0, and runs without a stream (synchronously).
+  CHECK(g_calls == std::vector<std::string>{"A:opts:3 rms_norm stream=set",
+                                            "B::0 elementwise stream=null", "A:opts:3 alloc"});
+  g_destroyed.clear();
+  t->destroy(ctx);
+  CHECK(g_destroyed == std::vector<std::string>{"B::0", "A:opts:3"});
+}
+
+TEST_CASE("a provider compiled with a smaller table has its trailing slots absent") {
+  seatrt_kernel_api a = provider(SEATRT_DEVICE_CPU, create_a);
+  a.rms_norm = rms_norm;
+  a.sample = reinterpret_cast<decltype(a.sample)>(rms_norm);  // beyond struct_size: must be ignored
+  a.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, gather_rows));
+  seatrt_kernel_api b = provider(SEATRT_DEVICE_CPU, create_b);
+  KernelDispatch dispatch({&a, "A"}, {&b, "B"});
+  CHECK(source_of(dispatch, "rms_norm") == "A");
+  CHECK(source_of(dispatch, "sample").empty());
+  CHECK(dispatch.table()->sample == nullptr);
+}
+
+TEST_CASE("a GPU provider missing an operation is not staged through the CPU") {
+  seatrt_kernel_api gpu = provider(SEATRT_DEVICE_CUDA, create_a);
+  gpu.rms_norm = rms_norm;
+  seatrt_kernel_api cpu = provider(SEATRT_DEVICE_CPU, create_b);
+  cpu.elementwise = elementwise;
+  cpu.rms_norm = rms_norm;
+  KernelDispatch dispatch({&gpu, "cuda"}, {&cpu, "cpu"});
+  CHECK(source_of(dispatch, "elementwise").empty());
+  CHECK(dispatch.table()->elementwise == nullptr);
+  try {
+    dispatch.require({"rms_norm", "elementwise"});
+    FAIL("missing op accepted");
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    CHECK_THAT(m, Catch::Contains("elementwise"));
+    CHECK_THAT(m, Catch::Contains("does not stage tensors between devices"));
+    CHECK(m.find("rms_norm") == std::string::npos);
+  }
+  CHECK_NOTHROW(dispatch.require({"rms_norm"}));
+}
+
+TEST_CASE("a provider whose create fails is reported with its message") {
+  seatrt_kernel_api a = provider(SEATRT_DEVICE_CPU, create_a);
+  a.create = [](const char*, int32_t, seatrt_kernel_context**) -> seatrt_status* {
+    return host_api()->status_create(SEATRT_ERR_UNAVAILABLE, "device 9 not present");
+  };
+  KernelDispatch dispatch({&a, "A"}, {});
+  try {
+    dispatch.create_context("", 9);
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == SEATRT_ERR_UNAVAILABLE);
+    CHECK_THAT(e.what(), Catch::Contains("device 9 not present"));
+  }
+}
