@@ -1,6 +1,7 @@
 // kv_store + paged attention: CUDA vs CPU provider.  Two sequences in one
 // batch: one prefilling 20 rows from position 0, one decoding 1 row at
-// position 49; blocks scattered through the pool.
+// position 199 (its key range is split across blocks); blocks scattered
+// through the pool.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -37,8 +38,8 @@ seatrt_kv_layer layer(const seatrt_tensor& k, const seatrt_tensor* v, int32_t bs
 }
 
 void run(const Config& c) {
-  const int32_t bs = 16, num_blocks = 32, max_blocks = 4;
-  const std::vector<int32_t> seq_lens = {20, 50};
+  const int32_t bs = 16, num_blocks = 64, max_blocks = 16;
+  const std::vector<int32_t> seq_lens = {20, 200};
   const std::vector<int32_t> query_start = {0, 20, 21};
   // Random distinct blocks for the two sequences.
   std::vector<int32_t> pool(num_blocks);
@@ -86,7 +87,7 @@ void run(const Config& c) {
     x.block_tables = gpu ? &d.cuda : &d.cpu;
     x.num_seqs = 2;
     x.max_query_len = 20;
-    x.max_seq_len = 50;
+    x.max_seq_len = 200;
     x.window = c.window;
     x.scale = 1.0f / 16.0f;
     x.softcap = c.softcap;

@@ -6,9 +6,10 @@
 //    q/k/v/o + dense MLP), the MoE of 30 layers (128 experts, top-8, router
 //    ids drawn uniformly per token) and the bf16 tied LM head, at batch
 //    1/4/8/16/32, eager and replayed from a CUDA graph;
-// each beside its byte limit (weight bytes actually read / copy bandwidth).
-// Weights are random bytes (scales kept in a sane E4M3 range).  Attention,
-// norms, router and sampling are NOT included: see docs/benchmarks.md.
+//  - paged attention of 30 layers over 1024 cached fp8 tokens per sequence;
+// each beside its byte limit (bytes actually read / copy bandwidth).
+// Weights are random bytes (scales kept in a sane E4M3 range).  Norms, RoPE,
+// router, KV stores and sampling are NOT included: see docs/benchmarks.md.
 //
 // usage: seatrt-bench-ops <path to libseatrt_kernels_cuda.so> [iterations]
 #include <dlfcn.h>
@@ -221,6 +222,52 @@ int main(int argc, char** argv) {
                 static_cast<double>(dense_bytes) / 1e9, static_cast<double>(expert_bytes) / 1e9, per_expert / 1e6,
                 head_bytes / 1e9);
 
+    // Attention: fp8 paged KV caches of 30 layers for up to 32 sequences of
+    // 1024 cached tokens each (sliding: 8 KV heads x 256, K and V; full: 2 x
+    // 512, one tensor), block size 16, each sequence's blocks contiguous.
+    const int64_t ctx = 1024, max_seqs = 32, bsz = 16, blocks_per_seq = ctx / bsz;
+    struct AttnLayer { seatrt_kv_layer kv; int64_t heads, dim; bool two; };
+    std::vector<AttnLayer> attn(layers);
+    for (int l = 0; l < layers; ++l) {
+      const bool full = l % 6 == 5;
+      AttnLayer& L = attn[static_cast<size_t>(l)];
+      L.heads = full ? 2 : 8;
+      L.dim = full ? 512 : 256;
+      L.two = !full;
+      L.kv = seatrt_kv_layer{};
+      L.kv.struct_size = sizeof(seatrt_kv_layer);
+      L.kv.block_size = static_cast<int32_t>(bsz);
+      L.kv.k_scale = 1.0f;
+      L.kv.v_scale = 1.0f;
+      const int64_t nb = max_seqs * blocks_per_seq;
+      const size_t bytes = static_cast<size_t>(nb * bsz * L.heads * L.dim);
+      auto cache = [&](seatrt_tensor& t) {
+        void* d = dev_alloc(bytes);
+        ok(K->memset_zero(C, S, d, bytes), "zero cache");
+        t = tensor(d, SEATRT_DTYPE_F8_E4M3, nb, bsz);
+        t.ndim = 4;
+        t.shape[2] = L.heads;
+        t.shape[3] = L.dim;
+        t.strides[3] = 1;
+        t.strides[2] = L.dim;
+        t.strides[1] = L.heads * L.dim;
+        t.strides[0] = bsz * L.heads * L.dim;
+      };
+      cache(L.kv.k_cache);
+      if (L.two) cache(L.kv.v_cache);
+    }
+    std::vector<int32_t> tables(static_cast<size_t>(max_seqs * blocks_per_seq));
+    for (size_t i = 0; i < tables.size(); ++i) tables[i] = static_cast<int32_t>(i);
+    void* tables_d = dev_alloc(tables.size() * 4);
+    ok(K->copy(C, S, tables_d, SEATRT_DEVICE_CUDA, tables.data(), SEATRT_DEVICE_CPU, tables.size() * 4), "tables");
+    std::vector<int32_t> qstart(max_seqs + 1), lens(max_seqs, static_cast<int32_t>(ctx));
+    for (int64_t i = 0; i <= max_seqs; ++i) qstart[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+    void* qstart_d = dev_alloc(qstart.size() * 4);
+    void* lens_d = dev_alloc(lens.size() * 4);
+    ok(K->copy(C, S, qstart_d, SEATRT_DEVICE_CUDA, qstart.data(), SEATRT_DEVICE_CPU, qstart.size() * 4), "qstart");
+    ok(K->copy(C, S, lens_d, SEATRT_DEVICE_CUDA, lens.data(), SEATRT_DEVICE_CPU, lens.size() * 4), "lens");
+    ok(K->stream_sync(C, S), "sync");
+
     std::printf("\n| batch | part | eager ms | graph ms | bytes GB | limit ms | graph %% of limit | distinct experts/layer |\n");
     std::printf("|---:|---|---:|---:|---:|---:|---:|---:|\n");
     std::mt19937 g(std::random_device{}());
@@ -286,13 +333,50 @@ int main(int argc, char** argv) {
         seatrt_linear_args la{sizeof la, &xt_h, &head, &yt};
         ok(K->linear(C, S, &la), "lm head");
       };
+      double kv_bytes = 0;
+      for (const AttnLayer& L : attn) kv_bytes += static_cast<double>(B * ctx * L.heads * L.dim * (L.two ? 2 : 1));
+      auto attn_step = [&] {
+        for (const AttnLayer& L : attn) {
+          seatrt_tensor q = tensor(x, SEATRT_DTYPE_BF16, B, 16);
+          q.ndim = 3;
+          q.shape[2] = L.dim;
+          q.strides[2] = 1;
+          q.strides[1] = L.dim;
+          q.strides[0] = 16 * L.dim;
+          seatrt_tensor o = q;
+          o.data = y;
+          seatrt_tensor qs = tensor(qstart_d, SEATRT_DTYPE_I32, 1, B + 1);
+          qs.ndim = 1;
+          qs.shape[0] = B + 1;
+          seatrt_tensor ls = tensor(lens_d, SEATRT_DTYPE_I32, 1, B);
+          ls.ndim = 1;
+          ls.shape[0] = B;
+          seatrt_tensor bt = tensor(tables_d, SEATRT_DTYPE_I32, B, blocks_per_seq);
+          seatrt_attention_args aa{};
+          aa.struct_size = sizeof aa;
+          aa.q = &q;
+          aa.cache = &L.kv;
+          aa.query_start = &qs;
+          aa.seq_lens = &ls;
+          aa.block_tables = &bt;
+          aa.num_seqs = static_cast<int32_t>(B);
+          aa.max_query_len = 1;
+          aa.max_seq_len = static_cast<int32_t>(ctx);
+          aa.window = L.two ? 1024 : 0;
+          aa.scale = 1.0f;
+          aa.out = &o;
+          ok(K->attention(C, S, &aa), "attention");
+        }
+      };
       struct Part { const char* name; std::function<void()> step; double bytes; };
       const Part parts[] = {{"attn+dense MLP linears (30 layers)", dense_step, static_cast<double>(dense_bytes)},
                             {"MoE experts (30 layers)", moe_step, distinct * layers * per_expert},
-                            {"LM head (bf16)", head_step, head_bytes}};
+                            {"LM head (bf16)", head_step, head_bytes},
+                            {"attention, ctx 1024, fp8 KV (30 layers)", attn_step, kv_bytes}};
       double sum_graph = 0, sum_limit = 0;
       for (const Part& pt : parts) {
-        if (prefill && std::string(pt.name).rfind("LM", 0) == 0) continue;  // logits only for the last token
+        // Prefill: logits only for the last token; attention not measured at this shape.
+        if (prefill && (std::string(pt.name).rfind("LM", 0) == 0 || std::string(pt.name).rfind("att", 0) == 0)) continue;
         const double te = time_it(pt.step, n_it, prefill ? 2 : 5);
         const double tg = prefill ? te : time_graph(pt.step, n_it);
         const double lim = pt.bytes / bw;
@@ -302,7 +386,7 @@ int main(int argc, char** argv) {
                     tg * 1e3, pt.bytes / 1e9, lim * 1e3, 100.0 * lim / tg,
                     std::string(pt.name).rfind("MoE", 0) == 0 ? std::to_string(distinct).substr(0, 5).c_str() : "");
       }
-      std::printf("| %lld | **sum (weights only)** | | %.3f | | %.3f | %.0f%% | -> %.0f tok/s weight-bound step (limit %.0f) |\n",
+      std::printf("| %lld | **sum of the parts above** | | %.3f | | %.3f | %.0f%% | -> %.0f tok/s for these parts (limit %.0f) |\n",
                   static_cast<long long>(B), sum_graph * 1e3, sum_limit * 1e3, 100.0 * sum_limit / sum_graph,
                   static_cast<double>(B) / sum_graph, static_cast<double>(B) / sum_limit);
       K->free_memory(C, x);

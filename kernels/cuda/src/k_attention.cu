@@ -8,7 +8,7 @@
 namespace seatrt::cuda {
 namespace {
 
-constexpr int kWarps = 4;
+constexpr int kWarps = 8;
 
 __global__ void kv_store_kernel(KvStoreProblem p) {
   const int64_t heads = p.k.d1, dim = p.k.d2;
@@ -53,10 +53,14 @@ __device__ __forceinline__ void load_row(const void* base, int32_t dtype, int64_
     v[i] = (int64_t(lane) * DPL + i < dim) ? load_as_float(base, dtype, start + i) * scale : 0.0f;
 }
 
+// One block per (query row, q head, KV split).  The split's keys go to the
+// warps round-robin, two keys per step with both loads issued before use.
+// With one split the block writes the output; otherwise it writes its
+// partial state (max, sum, unnormalised accumulator) for the combine kernel.
 template <int DPL>
-__global__ void __launch_bounds__(kWarps * 32) attention_kernel(AttentionProblem p) {
+__global__ void __launch_bounds__(kWarps * 32) attention_kernel(AttentionProblem p, float* partial) {
   const int64_t t = blockIdx.x;
-  const int qh = blockIdx.y;
+  const int qh = blockIdx.y, split = blockIdx.z, splits = gridDim.z;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t dim = p.q.d2;
   const int q_heads = static_cast<int>(p.q.d1);
@@ -73,6 +77,11 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(AttentionProblem
   const int64_t pos = p.seq_lens[seq] - n_rows + (t - p.query_start[seq]);
   int64_t first = 0;
   if (p.window > 0 && pos - p.window + 1 > 0) first = pos - p.window + 1;
+  // This split's share of [first, pos].
+  const int64_t span = pos - first + 1 > 0 ? pos - first + 1 : 0;
+  const int64_t per = (span + splits - 1) / splits;
+  const int64_t begin = first + split * per;
+  const int64_t end = begin + per - 1 < pos ? begin + per - 1 : pos;  // inclusive
   const int32_t* table = p.block_tables + seq * p.block_table_stride;
 
   float q[DPL];
@@ -82,26 +91,34 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(AttentionProblem
 #pragma unroll
   for (int i = 0; i < DPL; ++i) acc[i] = 0.0f;
 
-  for (int64_t j = first + warp; j <= pos; j += kWarps) {
-    if (j / p.block_size >= p.max_blocks_per_seq) break;
+  auto key_offset = [&](int64_t j) -> int64_t {
+    if (j / p.block_size >= p.max_blocks_per_seq) return -1;
     const int32_t block = table[j / p.block_size];
-    if (block < 0 || block >= p.num_blocks) continue;
-    const int64_t off = ((int64_t(block) * p.block_size + j % p.block_size) * p.kv_heads + kvh) * dim;
-    float k[DPL];
-    load_row<DPL>(p.k_cache, p.cache_dtype, off, lane, dim, p.k_scale, k);
-    float dot = 0.0f;
+    if (block < 0 || block >= p.num_blocks) return -1;
+    return ((int64_t(block) * p.block_size + j % p.block_size) * p.kv_heads + kvh) * dim;
+  };
+  for (int64_t j0 = begin + warp; j0 <= end; j0 += 2 * kWarps) {
+    const int64_t j1 = j0 + kWarps;
+    const int64_t o0 = key_offset(j0), o1 = j1 <= end ? key_offset(j1) : -1;
+    float k0[DPL], k1[DPL], v0[DPL], v1[DPL];
+    load_row<DPL>(p.k_cache, p.cache_dtype, o0 < 0 ? 0 : o0, lane, dim, p.k_scale, k0);
+    load_row<DPL>(p.k_cache, p.cache_dtype, o1 < 0 ? 0 : o1, lane, dim, p.k_scale, k1);
+    load_row<DPL>(p.v_cache, p.cache_dtype, o0 < 0 ? 0 : o0, lane, dim, p.v_scale, v0);
+    load_row<DPL>(p.v_cache, p.cache_dtype, o1 < 0 ? 0 : o1, lane, dim, p.v_scale, v1);
+    float d0 = 0.0f, d1 = 0.0f;
 #pragma unroll
-    for (int i = 0; i < DPL; ++i) dot += q[i] * k[i];
-    float s = warp_sum(dot) * p.scale;
-    if (p.softcap > 0.0f) s = p.softcap * tanhf(s / p.softcap);
-    float v[DPL];
-    load_row<DPL>(p.v_cache, p.cache_dtype, off, lane, dim, p.v_scale, v);
-    const float m_new = fmaxf(m, s);
+    for (int i = 0; i < DPL; ++i) { d0 += q[i] * k0[i]; d1 += q[i] * k1[i]; }
+    float s0 = warp_sum(d0) * p.scale, s1 = warp_sum(d1) * p.scale;
+    if (p.softcap > 0.0f) { s0 = p.softcap * tanhf(s0 / p.softcap); s1 = p.softcap * tanhf(s1 / p.softcap); }
+    if (o0 < 0) s0 = -INFINITY;  // unmapped key: skipped
+    if (o1 < 0) s1 = -INFINITY;
+    const float m_new = fmaxf(m, fmaxf(s0, s1));
+    if (m_new == -INFINITY) continue;
     const float corr = expf(m - m_new);  // 0 when m is -inf
-    const float w = expf(s - m_new);
-    l = l * corr + w;
+    const float w0 = expf(s0 - m_new), w1 = expf(s1 - m_new);
+    l = l * corr + w0 + w1;
 #pragma unroll
-    for (int i = 0; i < DPL; ++i) acc[i] = acc[i] * corr + w * v[i];
+    for (int i = 0; i < DPL; ++i) acc[i] = acc[i] * corr + w0 * v0[i] + w1 * v1[i];
     m = m_new;
   }
 
@@ -115,12 +132,39 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(AttentionProblem
   float gm = -INFINITY;
   for (int w = 0; w < kWarps; ++w) gm = fmaxf(gm, sm_m[w]);
   float gl = 0.0f;
-  for (int w = 0; w < kWarps; ++w) gl += sm_l[w] * (sm_m[w] == -INFINITY ? 0.0f : expf(sm_m[w] - gm));
+  for (int w = 0; w < kWarps; ++w) gl += sm_m[w] == -INFINITY ? 0.0f : sm_l[w] * expf(sm_m[w] - gm);
+  float* part = splits > 1 ? partial + ((t * q_heads + qh) * splits + split) * (dim + 2) : nullptr;
+  if (part && threadIdx.x == 0) { part[0] = gm; part[1] = gl; }
   const float inv = gl > 0.0f ? 1.0f / gl : 0.0f;
   for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
     float o = 0.0f;
     for (int w = 0; w < kWarps; ++w)
       if (sm_m[w] != -INFINITY) o += sm_acc[w][d] * expf(sm_m[w] - gm);
+    if (part) part[2 + d] = o;
+    else store_from_float(p.out.data, p.out.dtype, t * p.out.s0 + qh * p.out.s1 + d, o * inv);
+  }
+}
+
+// Merges the splits of one (row, head).
+__global__ void attention_combine_kernel(AttentionProblem p, const float* partial, int splits) {
+  const int64_t t = blockIdx.x;
+  const int qh = blockIdx.y, q_heads = static_cast<int>(p.q.d1);
+  const int64_t dim = p.q.d2;
+  const float* part = partial + (t * q_heads + qh) * splits * (dim + 2);
+  float gm = -INFINITY;
+  for (int s = 0; s < splits; ++s) gm = fmaxf(gm, part[s * (dim + 2)]);
+  float gl = 0.0f;
+  for (int s = 0; s < splits; ++s) {
+    const float ms = part[s * (dim + 2)];
+    if (ms != -INFINITY) gl += part[s * (dim + 2) + 1] * expf(ms - gm);
+  }
+  const float inv = gl > 0.0f ? 1.0f / gl : 0.0f;
+  for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
+    float o = 0.0f;
+    for (int s = 0; s < splits; ++s) {
+      const float ms = part[s * (dim + 2)];
+      if (ms != -INFINITY) o += part[s * (dim + 2) + 2 + d] * expf(ms - gm);
+    }
     store_from_float(p.out.data, p.out.dtype, t * p.out.s0 + qh * p.out.s1 + d, o * inv);
   }
 }
@@ -136,13 +180,32 @@ int launch_kv_store(Stream s, const KvStoreProblem& p) {
   return last_error();
 }
 
-int launch_attention(Stream s, const AttentionProblem& p) {
+int attention_splits(const AttentionProblem& p, int32_t max_seq_len) {
+  // Enough blocks to fill the GPU: split long key ranges while rows x heads
+  // is small (decode); prefill has blocks enough.
+  const int64_t blocks = p.q.d0 * p.q.d1;
+  int64_t range = max_seq_len > 0 ? max_seq_len : 1;
+  if (p.window > 0 && range > p.window) range = p.window;
+  int64_t splits = (range + 63) / 64;  // 64 keys per split: 4 steps of 2 keys per warp
+  while (splits > 1 && blocks * splits > 132 * 16) splits /= 2;
+  return static_cast<int>(splits < 1 ? 1 : splits > 32 ? 32 : splits);
+}
+
+size_t attention_workspace_bytes(const AttentionProblem& p, int splits) {
+  return splits > 1 ? sizeof(float) * static_cast<size_t>(p.q.d0 * p.q.d1 * splits * (p.q.d2 + 2)) : 0;
+}
+
+int launch_attention(Stream s, const AttentionProblem& p, int splits, float* workspace) {
   if (p.q.d0 == 0) return 0;
-  const dim3 grid(static_cast<unsigned>(p.q.d0), static_cast<unsigned>(p.q.d1));
+  const dim3 grid(static_cast<unsigned>(p.q.d0), static_cast<unsigned>(p.q.d1), static_cast<unsigned>(splits));
   cudaStream_t st = cudaStream_t(s);
-  if (p.q.d2 <= 128) attention_kernel<4><<<grid, kWarps * 32, 0, st>>>(p);
-  else if (p.q.d2 <= 256) attention_kernel<8><<<grid, kWarps * 32, 0, st>>>(p);
-  else attention_kernel<16><<<grid, kWarps * 32, 0, st>>>(p);
+  if (p.q.d2 <= 128) attention_kernel<4><<<grid, kWarps * 32, 0, st>>>(p, workspace);
+  else if (p.q.d2 <= 256) attention_kernel<8><<<grid, kWarps * 32, 0, st>>>(p, workspace);
+  else attention_kernel<16><<<grid, kWarps * 32, 0, st>>>(p, workspace);
+  if (splits > 1) {
+    if (int e = last_error()) return e;
+    attention_combine_kernel<<<dim3(grid.x, grid.y), 128, 0, st>>>(p, workspace, splits);
+  }
   return last_error();
 }
 

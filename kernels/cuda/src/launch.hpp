@@ -102,7 +102,11 @@ struct AttentionProblem {
   float scale = 1.0f;
   float softcap = 0.0f;
 };
-int launch_attention(Stream s, const AttentionProblem& p);
+// Splits of each row's key range (flash-decoding) for these shapes, the
+// scratch they need, and the launch (workspace may be null with one split).
+int attention_splits(const AttentionProblem& p, int32_t max_seq_len);
+size_t attention_workspace_bytes(const AttentionProblem& p, int splits);
+int launch_attention(Stream s, const AttentionProblem& p, int splits, float* workspace);
 
 int launch_router_topk(Stream s, const Mat& logits, int32_t top_k, bool renormalize,
                        const void* per_expert_scale, int32_t scale_dtype, int32_t* ids,

@@ -126,7 +126,10 @@ void attention(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_attenti
   p.window = a.window;
   p.scale = a.scale;
   p.softcap = a.softcap;
-  check(launch_attention(s, p), "attention launch");
+  const int splits = attention_splits(p, a.max_seq_len);
+  const size_t ws_bytes = attention_workspace_bytes(p, splits);
+  float* ws = ws_bytes ? static_cast<float*>(scratch(ctx, s, ws_bytes)) : nullptr;
+  check(launch_attention(s, p, splits, ws), "attention launch");
 }
 
 }  // namespace seatrt::cuda
