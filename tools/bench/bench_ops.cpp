@@ -11,7 +11,7 @@
 // Weights are random bytes (scales kept in a sane E4M3 range).  Norms, RoPE,
 // router, KV stores and sampling are NOT included: see docs/benchmarks.md.
 //
-// usage: seatrt-bench-ops <path to libseatrt_kernels_cuda.so> [iterations]
+// usage: seatrt-bench-ops <path to libseatrt_kernels_cuda.so> [iterations] [batches, e.g. 1,4,8]
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -271,7 +271,17 @@ int main(int argc, char** argv) {
     std::printf("\n| batch | part | eager ms | graph ms | bytes GB | limit ms | graph %% of limit | distinct experts/layer |\n");
     std::printf("|---:|---|---:|---:|---:|---:|---:|---:|\n");
     std::mt19937 g(std::random_device{}());
-    for (int64_t B : {1, 4, 8, 16, 32, 2048}) {
+    std::vector<int64_t> batches = {1, 4, 8, 16, 32, 2048};
+    if (argc > 3) {
+      batches.clear();
+      for (const char* c = argv[3]; *c;) {
+        char* end = nullptr;
+        batches.push_back(std::strtoll(c, &end, 10));
+        c = *end == ',' ? end + 1 : end;
+        if (end == c && *c) break;
+      }
+    }
+    for (int64_t B : batches) {
       const bool prefill = B > 32;
       const int n_it = prefill ? 2 : iters;
       if (prefill)
