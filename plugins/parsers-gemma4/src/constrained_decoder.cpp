@@ -41,8 +41,23 @@ bool ConstrainedDecoder::accept_token(int32_t id) {
 
 void ConstrainedDecoder::allowed(uint32_t* mask, size_t words) const {
   std::fill(mask, mask + words, 0u);
-  std::vector<Matcher> stack(trie_->max_token_bytes + 2, state_);
-  walk(0, state_, mask, words, stack, 0);
+  Matcher::PlainBody body{};
+  const Trie* rest = &trie_->all;
+  if (state_.plain_body(&body)) {
+    // The hot case: most of the vocabulary is plain text, allowed at once.
+    const PlainTokens& plain = body.json ? trie_->json_body : trie_->native_body;
+    if (body.remaining >= plain.max_bytes) {
+      std::copy_n(plain.bitmask.begin(), std::min(words, plain.bitmask.size()), mask);
+    } else {
+      for (const auto& [len, id] : plain.by_length) {
+        if (len > body.remaining) break;
+        set_bit(mask, words, id);
+      }
+    }
+    rest = &plain.others;
+  }
+  std::vector<Matcher> stack(rest->max_token_bytes + 2, state_);
+  walk(*rest, 0, state_, mask, words, stack, 0);
   for (const TokenTrie::Special& s : trie_->specials) {
     Matcher m(state_);
     bool ok = true;
@@ -59,20 +74,20 @@ void ConstrainedDecoder::allowed(uint32_t* mask, size_t words) const {
   }
 }
 
-void ConstrainedDecoder::walk(uint32_t node_id, const Matcher& state, uint32_t* mask, size_t words,
-                              std::vector<Matcher>& stack, size_t depth) const {
+void ConstrainedDecoder::walk(const Trie& trie, uint32_t node_id, const Matcher& state, uint32_t* mask,
+                              size_t words, std::vector<Matcher>& stack, size_t depth) const {
   // One copy of the state per trie level (sized up front, never reallocated),
   // reused across siblings.
-  const TokenTrie::Node& node = trie_->nodes[node_id];
+  const Trie::Node& node = trie.nodes[node_id];
   for (uint32_t e = node.first_edge; e < node.first_edge + node.edge_count; ++e) {
     Matcher& next = stack[depth + 1];
     next.assign(state);
-    if (!next.step(trie_->edge_byte[e], false)) continue;
-    const TokenTrie::Node& child = trie_->nodes[trie_->edge_child[e]];
+    if (!next.step(trie.edge_byte[e], false)) continue;
+    const Trie::Node& child = trie.nodes[trie.edge_child[e]];
     for (uint32_t t = child.first_token; t < child.first_token + child.token_count; ++t) {
-      set_bit(mask, words, trie_->tokens[t]);
+      set_bit(mask, words, trie.tokens[t]);
     }
-    walk(trie_->edge_child[e], next, mask, words, stack, depth + 1);
+    walk(trie, trie.edge_child[e], next, mask, words, stack, depth + 1);
   }
 }
 

@@ -29,8 +29,8 @@ class ConstrainedDecoder {
   bool can_end() const { return active_ && state_.can_end(); }
 
  private:
-  void walk(uint32_t node, const Matcher& state, uint32_t* mask, size_t words, std::vector<Matcher>& stack,
-            size_t depth) const;
+  void walk(const Trie& trie, uint32_t node, const Matcher& state, uint32_t* mask, size_t words,
+            std::vector<Matcher>& stack, size_t depth) const;
 
   std::shared_ptr<const Grammar> grammar_;
   std::shared_ptr<const TokenTrie> trie_;

@@ -73,6 +73,25 @@ bool Matcher::can_end() const {
   return copy.deliver(kEnd, false);
 }
 
+bool Matcher::plain_body(PlainBody* out) const {
+  if (depth_ == 0) return false;
+  const Frame& f = frames_[depth_ - 1];
+  if (f.u8_need != 0 || f.aux != 0) return false;
+  const NodeKind kind = node(f).kind;
+  if (kind == NodeKind::kString && f.phase == kStrBody) {
+    out->json = g_->syntax == Syntax::kJson;
+    out->remaining = node(f).max_bytes > f.count ? node(f).max_bytes - f.count : 0;
+    return true;
+  }
+  if ((kind == NodeKind::kToolCalls || kind == NodeKind::kJsonRoot) && f.phase == kRootThoughtBody) {
+    out->json = false;
+    const uint32_t max = g_->limits.max_thought_bytes;
+    out->remaining = max > f.count ? max - f.count : 0;
+    return true;
+  }
+  return false;
+}
+
 bool Matcher::push(int node_id) {
   if (depth_ >= kMaxDepth) return false;
   const Node& n = g_->nodes[static_cast<size_t>(node_id)];

@@ -32,6 +32,15 @@ class Matcher {
   // True when the output may end here (a stop token is allowed).
   bool can_end() const;
 
+  // Inside a string or thought body at a character boundary with no
+  // control-token text begun: every "plain" token (see PlainTokens) that
+  // fits in `remaining` bytes is accepted, whatever its bytes.
+  struct PlainBody {
+    bool json;
+    uint32_t remaining;
+  };
+  bool plain_body(PlainBody* out) const;
+
  private:
   struct Frame {
     int32_t node;
