@@ -203,6 +203,76 @@ EXTRA_CASES = {
 }
 
 
+# Small templates for the engine's semantics (whitespace control, Python printing, scoping, ...).
+SNIPPETS = [
+    ("a\n  {% if true %}\n  b\n  {% endif %}\nc", {}),
+    ("a  {%- if true -%}  b  {%- endif -%}  c", {}),
+    ("a\n  {%+ if true %}b{% endif %}\n", {}),
+    ("x {# comment #}\n  {# own line #}\ny", {}),
+    ("{{ 'a' }}\n{{ 'b' }}\n", {}),
+    ("{% for x in [1,2] %}\n{{ x }}\n{% endfor %}\n", {}),
+    ("line\r\nbreaks\rmixed\n", {}),
+    ("{{ 1 }}{{ -1 }}{{ 1.0 }}{{ -0.0 }}{{ 1e16 }}{{ 1e15 }}{{ 123456789.123 }}{{ 0.0001 }}{{ 0.00001 }}", {}),
+    ("{{ x }} {{ y }} {{ z }} {{ w }}", {"x": 1e-7, "y": 3.14159, "z": 2.5e300, "w": 100.0}),
+    ("{{ f }} {{ f | tojson }}", {"f": [0.1, 1.0, 1e100, -2.5e-8, 9007199254740993, -9223372036854775808]}),
+    ("{{ s | tojson }}", {"s": "quote\" backslash\\ ctrl\u0001\u001f tab\t nl\n \u2028 é 😀 </script>"}),
+    ("{{ s | tojson(indent=4) }}|{{ e | tojson(indent=2) }}|{{ l | tojson(indent=2) }}", {"s": {"a": {"b": [1, {}]}}, "e": {}, "l": []}),
+    ("{{ d | tojson(separators=(',', ':')) }} {{ d | tojson(sort_keys=true) }}", {"d": {"b": 1, "a": [1, 2]}}),
+    ("{{ d | tojson(ensure_ascii=true) }}", {"d": {"k": "é中😀"}}),
+    ("{{ s }}|{{ [s] }}", {"s": "a'b\"c\\d\ne\u0007\u00a0\u200b"}),
+    ("{% set x = 1 %}{% for i in [1] %}{% set x = 2 %}{{ x }}{% endfor %}{{ x }}", {}),
+    ("{% set ns = namespace(x=1) %}{% for i in [1, 2] %}{% set ns.x = ns.x + i %}{% endfor %}{{ ns.x }}", {}),
+    ("{% macro m(a, b=a + 1) %}{{ a }},{{ b }},{{ varargs }},{{ kwargs }}{% endmacro %}{{ m(1) }}|{{ m(1, 5) }}|{{ m(1, 2, 3, k=4) }}", {}),
+    ("{% macro outer() %}[{{ caller() }}]{% endmacro %}{% call outer() %}inside{% endcall %}", {}),
+    ("{% macro f(n) %}{% if n > 0 %}{{ n }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(5) }}", {}),
+    ("{{ missing }}|{{ missing | default('d') }}|{{ d.missing }}|{{ d['missing'] | default(1) }}|{{ none_v.attr }}", {"d": {}, "none_v": None}),
+    ("{% for k, v in d.items() %}{{ k }}{{ v }}{% endfor %}", {"d": {"items": "shadowed", "x": 1}}),
+    ("{{ d['items'] }} {{ d.get('items') }}", {"d": {"items": "value"}}),
+    ("{{ [1, 2, 3][-1] }} {{ [1, 2, 3][5] is defined }} {{ 'héllo'[1] }} {{ 'abc'[-2:] }} {{ [1,2,3,4][1:-1] }} {{ [1,2,3][::-1] }}", {}),
+    ("{{ 1 if true }}|{{ 1 if false }}|{{ 'a' if 0 else 'b' if '' else 'c' }}", {}),
+    ("{{ true and 'x' }} {{ 0 or 'y' }} {{ none or [] }} {{ not none }} {{ 1 and 0 }}", {}),
+    ("{{ 3 > 2 > 1 }} {{ 1 < 2 > 3 }} {{ 'a' < 'b' }} {{ [1, 2] < [1, 3] }} {{ 1 == true }} {{ 0 == false }} {{ 1 != 1.0 }}", {}),
+    ("{{ 10 // 3 }} {{ 10 % -3 }} {{ -10 // 3 }} {{ 10.5 // 2 }} {{ -10.5 % 3 }} {{ 2 ** -1 }} {{ 2 ** 0.5 }} {{ 7 / 7 }}", {}),
+    ("{{ true + 1 }} {{ 1 + 2.0 }} {{ 'ab' * 2 }} {{ 2 * [0] }} {{ -true }}", {}),
+    ("{% for a, b in [[1, 2], (3, 4)] %}{{ a }}{{ b }}{% endfor %} {% for c in 'hé' %}[{{ c }}]{% endfor %} {% for k in {'x': 1, 'y': 2} %}{{ k }}{% endfor %}", {}),
+    ("{% for x in [] %}a{% else %}empty{% endfor %} {% for x in [1, 2, 3] if x > 1 %}{{ loop.index }}:{{ x }}{{ loop.length }} {% endfor %}", {}),
+    ("{% for x in [1, 2, 3] %}{{ loop.previtem | default('-') }}{{ x }}{{ loop.nextitem | default('-') }} {% endfor %}", {}),
+    ("{% for x in [1, 2] %}{% for y in 'ab' %}{{ loop.index }}{{ y }}{% endfor %}{{ loop.index }}{% endfor %}", {}),
+    ("{{ 'Hello World' | wordcount }} {{ 'a b' | center(9) }}| {{ 'x\n\ny' | indent(2, true) }} {{ 'x\n\ny' | indent(2, blank=true) }}", {}),
+    ("{{ ['b', 'a', 'C'] | sort(case_sensitive=true) }} {{ {'b': 1, 'A': 2, 'c': 0} | dictsort(by='value') }} {{ {'b': 1, 'A': 2} | dictsort(true) }} {{ {'b': 1, 'a': 2} | dictsort(reverse=true) }}", {}),
+    ("{{ [{'a': {'b': 2}}, {'a': {'b': 1}}] | sort(attribute='a.b') | map(attribute='a.b') | list }} {{ [[1, 2], [3]] | map('length') | list }} {{ x | map(attribute='n', default='?') | list }}", {"x": [{"n": 1}, {}]}),
+    ("{{ 'a,b' | replace(',', ';') }} {{ 'aaa' | replace('a', 'b', 2) }} {{ 'ab' | replace('', '-') }} {{ '  x ' | trim }}|{{ '--x--' | trim('-') }}|", {}),
+    ("{{ 'x'.upper() }} {{ 'a b c'.split(' ', 1) }} {{ 'a b c'.rsplit(' ', 1) }} {{ 'ab'.find('b') }} {{ 'ab'.find('z') }} {{ 'aXa'.count('a') }} {{ '-'.join(['a', 'b']) }} {{ 'l1\nl2\r\nl3'.splitlines() }}", {}),
+    ("{{ 'abc' is string }} {{ 1 is string }} {{ none is mapping }} {{ [] is iterable }} {{ 1 is iterable }} {{ range is callable }} {{ 4 is even }} {{ 1 is sameas true }} {{ 'x' is in 'xy' }} {{ 2 is gt 1 }} {{ 'abc' is upper }}", {}),
+    ("{{ x is defined }} {{ x is undefined }} {{ x is none }} {{ y is none }} {{ y is defined }} {{ true is true }} {{ 1 is true }} {{ false is false }} {{ 0.0 is number }} {{ true is number }} {{ true is integer }}", {"y": None}),
+    ("{{ dict(a=1, b=[2]) }} {{ namespace(a=1) }} {{ range(0) | list }} {{ (1,) }} {{ () }}", {}),
+    ("{{ [1, 2] | join }} {{ [1, none, true] | join('|') }} {{ [] | first is defined }} {{ 'ab' | list }} {{ {'a': 1} | list }} {{ none | string }} {{ 3 | string | length }}", {}),
+    ("{{ 3.7 | int }} {{ '0x1A' | int(0, 16) }} {{ '12abc' | int(7) }} {{ 'nan' | float }} {{ '1e3' | float }} {{ 1 | float }} {{ 2.675 | round(2) }} {{ 3.5 | round }} {{ 4.5 | round }} {{ 1.2 | round(0, 'ceil') }} {{ -1.5 | abs }}", {}),
+    ("{{ [3, 1, 2] | max }} {{ ['b', 'A'] | min }} {{ [1.5, 2] | sum }} {{ x | sum(attribute='v') }} {{ [1, 2, 3, 4, 5] | batch(2) | list }} {{ [1, 2, 3] | batch(2, 0) | list }} {{ ['a', 'A', 'b'] | unique | list }}", {"x": [{"v": 1}, {"v": 2}]}),
+    ("{{ '%s=%d (%r) %%' | format('k', 3, 'v') }} {{ 'é' | capitalize }} {{ 'ÀÉÎ àéî' | lower }} {{ 'hello wORLD x1y' | title }} {{ 'ß' | length }}", {}),
+    ("{% set a, b = [1, 2] %}{{ a }}{{ b }} {% set t = 1, 2 %}{{ t }} {% with x = 5 %}{{ x }}{% endwith %}{{ x is defined }}", {}),
+    ("{% set v | upper %}block {{ 1 }}{% endset %}{{ v }} {% filter trim | upper %}  f  {% endfilter %}", {}),
+    ("{% raw %}{{ a }}{% if %}{% endraw %} {%- raw -%}  x  {%- endraw -%} y", {}),
+    ("{{ \"\\n\\t\\x41\\u00e9\\U0001F600\\'\\\"\\q\" }}", {}),
+    ("{{ messages[0]['content'] }}{{ messages | length }}{{ messages[0].content | length }}", {"messages": [{"content": "日本語"}]}),
+    ("trailing newline kept? \n", {}),
+    ("{% if a %}A{% elif b %}B{% elif c %}C{% else %}D{% endif %}", {"b": 0, "c": [1]}),
+    ("{% generation %}gen {{ 1 }}{% endgeneration %}", {}),
+    ("{{ 'x' ~ 1 ~ 2.5 ~ [1] }} {{ 1 ~ none }} {{ [1] + [2] }} {{ 'a' + 'b' }}", {}),
+    ("{% for i in range(3) %}{{ loop.revindex }}{{ loop.cycle('a', 'b', 'c') }}{{ loop.depth }}{% endfor %}", {}),
+]
+# Templates jinja2 rejects or that fail while rendering: the engine must fail too.
+ERROR_SNIPPETS = [
+    ("{% if %}", {}), ("{{ x | nosuchfilter }}", {}), ("{{ x is nosuchtest }}", {}), ("{% for %}", {}),
+    ("{% endif %}", {}), ("{% if true %}unterminated", {}), ("{{ 'unterminated }}", {}),
+    ("{{ 1 + }}", {}), ("{{ (1 }}", {}), ("{% set %}", {}), ("{% unknowntag %}", {}),
+    ("{{ raise_exception('boom') }}", {}), ("{{ x.y }}", {}), ("{{ 1 + 'a' }}", {}), ("{{ 1 / 0 }}", {}),
+    ("{% for x in 5 %}{% endfor %}", {}), ("{{ range(200000) | length }}", {}), ("{{ {} | tojson(x) }}", {"x": 1}),
+    ("{{ undefined_fn() }}", {}), ("{% set x = 1 %}{% set x.y = 2 %}", {}), ("{{ [1] < 'a' }}", {}),
+    ("{% break %}", {}), ("{{ none | dictsort }}", {}), ("{{ 'a' is divisibleby 0 }}", {}),
+]
+
+
 def render(env, source: str, case: dict) -> dict:
     variables = dict(SPECIAL_TOKENS)
     variables.update(case.get("kwargs", {}))
@@ -242,6 +312,18 @@ def main() -> None:
         for name, case in cases.items():
             write_case(name, "extra/" + template, case, render(env, source, case))
             count += 1
+    snippets = []
+    for source, variables in SNIPPETS + ERROR_SNIPPETS:
+        try:
+            snippets.append({"template": source, "vars": variables,
+                             "expected": env.from_string(source).render(**variables)})
+        except RaisedByTemplate as e:
+            snippets.append({"template": source, "vars": variables, "error": str(e), "raised": True})
+        except Exception as e:  # noqa: BLE001  (any jinja2/Python failure: the engine must fail too)
+            snippets.append({"template": source, "vars": variables, "error": f"{type(e).__name__}: {e}",
+                             "raised": False})
+    rows = [json.dumps(x, ensure_ascii=False) for x in snippets]
+    (TEMPLATES / "snippets.json").write_text("[\n" + ",\n".join(rows) + "\n]\n", encoding="utf-8")
     # The CLI test's case as plain files (seatrt template render --messages/--tools/--kwargs).
     cli = OUT / "cli"
     cli.mkdir(exist_ok=True)

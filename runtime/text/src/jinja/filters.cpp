@@ -1,7 +1,9 @@
 // The built-in filters (jinja2's, with transformers' tojson).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <stdexcept>
 
@@ -206,7 +208,26 @@ Value f_length(Interpreter&, const Value& v, Args&) {
 Value f_list(Interpreter& in, const Value& v, Args&) { return Value::from_list(in.iterate(v)); }
 Value f_lower(Interpreter&, const Value& v, Args&) { return Value::string(py::lower(to_str(v))); }
 Value f_upper(Interpreter&, const Value& v, Args&) { return Value::string(py::upper(to_str(v))); }
-Value f_title(Interpreter&, const Value& v, Args&) { return Value::string(py::title(to_str(v))); }
+// jinja2's title (not str.title): words start after whitespace or any of -({[<.
+Value f_title(Interpreter&, const Value& v, Args&) {
+  const std::string s = to_str(v);
+  std::string out;
+  bool word_start = true;
+  for (size_t i = 0; i < s.size();) {
+    const size_t start = i;
+    utf8::next_code_point(s, i);
+    const std::string ch = s.substr(start, i - start);
+    const bool separator = ch.size() == 1 && ch[0] != '\0' && std::strchr(" \t\n\r\f\v-({[<", ch[0]) != nullptr;
+    if (separator) {
+      out += ch;
+      word_start = true;
+    } else {
+      out += word_start ? py::upper(ch) : py::lower(ch);
+      word_start = false;
+    }
+  }
+  return Value::string(out);
+}
 Value f_string(Interpreter&, const Value& v, Args&) { return Value::string(to_str(v)); }
 Value f_safe(Interpreter&, const Value& v, Args&) { return Value::string(to_str(v)); }
 Value f_pprint(Interpreter&, const Value& v, Args&) { return Value::string(to_repr(v)); }
@@ -335,7 +356,12 @@ Value f_round(Interpreter&, const Value& v, Args& a) {
   const double x = v.kind == Value::Kind::Float ? v.f : static_cast<double>(v.kind == Value::Kind::Int ? v.i : v.b);
   const double scale = std::pow(10.0, static_cast<double>(precision));
   double r;
-  if (method == "common") r = std::nearbyint(x * scale) / scale;  // round half to even, as Python
+  if (method == "common" && precision >= 0 && precision < 300) {
+    // Python rounds the exact binary value correctly (2.675 -> 2.67); so does printf.
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "%.*f", static_cast<int>(precision), x);
+    r = std::strtod(buf, nullptr);
+  } else if (method == "common") r = std::nearbyint(x * scale) / scale;
   else if (method == "ceil") r = std::ceil(x * scale) / scale;
   else if (method == "floor") r = std::floor(x * scale) / scale;
   else throw std::runtime_error("method must be common, ceil or floor");
