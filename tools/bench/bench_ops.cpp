@@ -358,9 +358,11 @@ int main(int argc, char** argv) {
           seatrt_tensor qs = tensor(qstart_d, SEATRT_DTYPE_I32, 1, B + 1);
           qs.ndim = 1;
           qs.shape[0] = B + 1;
+          qs.strides[0] = 1;
           seatrt_tensor ls = tensor(lens_d, SEATRT_DTYPE_I32, 1, B);
           ls.ndim = 1;
           ls.shape[0] = B;
+          ls.strides[0] = 1;
           seatrt_tensor bt = tensor(tables_d, SEATRT_DTYPE_I32, B, blocks_per_seq);
           seatrt_attention_args aa{};
           aa.struct_size = sizeof aa;
