@@ -26,7 +26,11 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
   std::string best;
   std::size_t best_distance = word.size() / 3 + 2;  // farther than this is not a typo
   for (const auto& candidate : candidates) {
-    const std::size_t d = edit_distance(word, candidate);
+    std::size_t d = edit_distance(word, candidate);
+    // A truncated or over-long key ("api_key" for "api_key_env") is a
+    // likely slip however many characters differ.
+    const std::string_view c(candidate);
+    if (word.size() >= 3 && (c.starts_with(word) || word.starts_with(c))) d = 1;
     if (d < best_distance) {
       best_distance = d;
       best = candidate;

@@ -4,7 +4,7 @@ exit (never a crash, i.e. never a signal), exactly one line on stderr, and
 that line names the file, key or plugin at fault."""
 import os
 
-from cli_util import (EXAMPLES, TEST_PLUGINS, check, finish, seat_text, seatrt, tempdir,
+from cli_util import (EXAMPLES, PLUGINS, TEST_PLUGINS, check, finish, seat_text, seatrt, tempdir,
                       write_seat)
 
 
@@ -19,7 +19,7 @@ def expect_error(label, seat_file, *needles, args=()):
 
 
 with tempdir() as d:
-    paths = [TEST_PLUGINS, EXAMPLES]
+    paths = [TEST_PLUGINS, EXAMPLES, PLUGINS]
     # Malformed TOML, with line and column.
     f = write_seat(d, "malformed.toml", '[seat]\nname = "x"\n[model\npath = "."\n')
     expect_error("malformed TOML", f, "malformed.toml:3:", "malformed TOML")

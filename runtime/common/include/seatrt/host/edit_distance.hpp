@@ -12,7 +12,8 @@ namespace seatrt::host {
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
 // The candidate closest to `word`, or "" when none is plausibly meant
-// (distance larger than about a third of the word).
+// (distance larger than about a third of the word; a candidate that
+// extends `word` or is a prefix of it counts as close).
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
 
 }  // namespace seatrt::host
