@@ -63,3 +63,47 @@ TEST_CASE("every slot of the table is filled") {
                          reinterpret_cast<const void*>(a.sample), reinterpret_cast<const void*>(a.graph_launch)};
   for (const void* s : slots) CHECK(s != nullptr);
 }
+
+// The SM90_TILED repack is plain C++ (used by the quantization plugin), so
+// it is checked here, on every machine.
+#include <cmath>
+#include <random>
+
+#include "seatrt_cuda/nvfp4_sm90_tiled.hpp"
+
+TEST_CASE("E4M3 decoding of known bytes") {
+  CHECK(seatrt_cuda::e4m3_value(0x38) == 1.0f);
+  CHECK(seatrt_cuda::e4m3_value(0xB8) == -1.0f);
+  CHECK(seatrt_cuda::e4m3_value(0x7E) == 448.0f);
+  CHECK(seatrt_cuda::e4m3_value(0x01) == std::ldexp(1.0f, -9));
+  CHECK(seatrt_cuda::e4m3_value(0x3C) == 1.5f);
+  CHECK(std::isnan(seatrt_cuda::e4m3_value(0x7F)));
+}
+
+TEST_CASE("SM90_TILED scales fold the global scale exactly") {
+  std::mt19937 g(std::random_device{}());
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<uint8_t> s(64);
+    for (auto& b : s) {
+      do b = static_cast<uint8_t>(g() & 0x7F); while (b == 0x7F);  // non-negative, not NaN
+    }
+    const float gs = std::ldexp(1.0f + static_cast<float>(g() % 1000) / 1000.0f, static_cast<int>(g() % 30) - 5);
+    const auto t = seatrt_cuda::repack_nvfp4_sm90_tiled(s.data(), s.size(), gs);
+    REQUIRE(t.bf16_scales.size() == s.size());
+    CHECK(t.global_scale >= 1.0f);
+    CHECK(t.global_scale < 2.0f);
+    int j = 0;
+    std::frexp(gs / t.global_scale, &j);  // gs / m is a power of two: 2^(j-1)
+    CHECK(std::ldexp(t.global_scale, j - 1) == gs);
+    for (size_t i = 0; i < s.size(); ++i) {
+      const uint32_t bits = static_cast<uint32_t>(t.bf16_scales[i]) << 16;
+      float v;
+      std::memcpy(&v, &bits, 4);
+      // scale_bf16 * 2^(j-1) is the E4M3 value again, exactly.
+      CHECK(std::ldexp(v, j - 1) == seatrt_cuda::e4m3_value(s[i]));
+    }
+  }
+  const uint8_t nan_scale = 0x7F;
+  CHECK_THROWS_AS(seatrt_cuda::repack_nvfp4_sm90_tiled(&nan_scale, 1, 100.0f), std::invalid_argument);
+  CHECK_THROWS_AS(seatrt_cuda::repack_nvfp4_sm90_tiled(&nan_scale, 0, 0.0f), std::invalid_argument);
+}

@@ -32,7 +32,9 @@ struct seatrt_kernel_context {
     bool vec = false;
   };
   std::map<std::vector<const void*>, MoeTable> moe_tables;
-  // Pinned host buffer for sampling.
+  // Pinned host buffer for sampling; sample() holds sample_mutex for its
+  // whole call, so concurrent samples on different streams do not share it.
+  std::mutex sample_mutex;
   void* pinned = nullptr;
   size_t pinned_bytes = 0;
 };

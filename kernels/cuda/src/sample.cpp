@@ -185,6 +185,7 @@ void sample(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_sample_arg
   for (int64_t b = 0; b < B; ++b) check_row(a.rows[b], b, V);
   if (B == 0) return;
 
+  std::lock_guard<std::mutex> sampling(ctx->sample_mutex);
   cudaStream_t st = static_cast<cudaStream_t>(s);
   const size_t stats_bytes = sizeof(RowStats) * static_cast<size_t>(B);
   auto* stats_dev = static_cast<RowStats*>(scratch(ctx, s, stats_bytes));
