@@ -72,8 +72,9 @@ std::string Api::run_canary() {
   try {
     std::vector<int32_t> prompt;
     if (seat_.render_chat) {
-      json messages = json::array({{{"role", "user"}, {"content", "Say hello."}}});
-      prompt = seat_.tokenizer->encode(seat_.render_chat(messages, nullptr, seat_.default_chat_template_kwargs, true), false);
+      nlohmann::ordered_json messages = nlohmann::ordered_json::array({{{"role", "user"}, {"content", "Say hello."}}});
+      const auto kwargs = nlohmann::ordered_json::parse(seat_.default_chat_template_kwargs.dump());
+      prompt = seat_.tokenizer->encode(seat_.render_chat(messages, nullptr, kwargs, true), false);
     } else {
       prompt = seat_.tokenizer->encode("Hello", true);
     }
@@ -257,13 +258,18 @@ int Api::chat(const HttpRequest& req, ResponseWriter& w) {
   job.model = check_model(r.gen.model);
   if (draining_) throw ApiError(503, "ServiceUnavailableError", "the server is shutting down");
   if (!seat_.render_chat) throw ApiError(500, "InternalServerError", "this seat has no chat template");
-  json kwargs = seat_.default_chat_template_kwargs;
-  for (auto it = r.chat_template_kwargs.begin(); it != r.chat_template_kwargs.end(); ++it) kwargs[it.key()] = it.value();
+  // Render from the body as sent (key order kept), validated above.
+  const auto ordered = nlohmann::ordered_json::parse(req.body);
+  nlohmann::ordered_json kwargs = nlohmann::ordered_json::parse(seat_.default_chat_template_kwargs.dump());
+  if (ordered.contains("chat_template_kwargs") && ordered["chat_template_kwargs"].is_object())
+    for (auto it = ordered["chat_template_kwargs"].begin(); it != ordered["chat_template_kwargs"].end(); ++it)
+      kwargs[it.key()] = it.value();
   const bool choice_none = r.tool_choice.is_string() && r.tool_choice.get<std::string>() == "none";
-  const json tools = choice_none && seat_.exclude_tools_when_tool_choice_none ? json(nullptr) : r.tools;
+  nlohmann::ordered_json tools = nullptr;
+  if (!(choice_none && seat_.exclude_tools_when_tool_choice_none) && !r.tools.is_null()) tools = ordered["tools"];
   std::string prompt_text;
   try {
-    prompt_text = seat_.render_chat(r.messages, tools, kwargs, r.add_generation_prompt);
+    prompt_text = seat_.render_chat(ordered["messages"], tools, kwargs, r.add_generation_prompt);
   } catch (const std::exception& e) {
     throw bad_request(std::string("the chat template could not render these messages: ") + e.what(), "messages");
   }
@@ -312,8 +318,10 @@ int Api::tokenize(const HttpRequest& req, ResponseWriter& w) {
     text = body["prompt"].get<std::string>();
   } else if (body.contains("messages")) {
     json wrapped = {{"model", seat_.served_names.front()}, {"messages", body["messages"]}};
-    ChatRequest r = parse_chat_request(wrapped);
-    text = seat_.render_chat(r.messages, nullptr, seat_.default_chat_template_kwargs,
+    parse_chat_request(wrapped);  // validates the messages
+    const auto ordered = nlohmann::ordered_json::parse(req.body);
+    text = seat_.render_chat(ordered["messages"], nullptr,
+                             nlohmann::ordered_json::parse(seat_.default_chat_template_kwargs.dump()),
                              body.value("add_generation_prompt", true));
     add_special = false;
   } else {

@@ -27,8 +27,10 @@ struct ParserPlugin {
 
 // Renders the chat prompt: messages, tools (null when left out), the
 // effective template kwargs, whether to open the assistant turn.
-using ChatRenderer = std::function<std::string(const nlohmann::json& messages, const nlohmann::json& tools,
-                                               const nlohmann::json& kwargs, bool add_generation_prompt)>;
+// JSON keeps the client's key order (tool schemas render as sent).
+using ChatRenderer =
+    std::function<std::string(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
+                              const nlohmann::ordered_json& kwargs, bool add_generation_prompt)>;
 
 struct SeatRuntime {
   std::string seat_name;

@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <thread>
 
-#include <spdlog/spdlog.h>
+#include <spdlog/fmt/ranges.h>
+
+#include "seatrt/host/logging.hpp"
 
 #include "api.hpp"
 #include "http_server.hpp"
@@ -34,7 +36,7 @@ int serve(SeatRuntime& seat) {
   block_termination_signals();
   Api api(seat);
   HttpServer http(seat.host, seat.port, [&api](const HttpRequest& r, ResponseWriter& w) { api.handle(r, w); });
-  spdlog::info("listening on http://{}:{} (served names: {})", seat.host, http.port(),
+  host::logger()->info("listening on http://{}:{} (served names: {})", seat.host, http.port(),
                fmt::join(seat.served_names, ", "));
   std::fflush(stdout);
 
@@ -43,7 +45,7 @@ int serve(SeatRuntime& seat) {
     int sig = 0;
     sigwait(&set, &sig);
     if (sig == SIGUSR2) return;
-    spdlog::info("received {}: draining (no new requests; in-flight ones get up to {} s)",
+    host::logger()->info("received {}: draining (no new requests; in-flight ones get up to {} s)",
                  sig == SIGTERM ? "SIGTERM" : "SIGINT", seat.drain_timeout_s);
     api.begin_drain();
     seat.engine->stop_accepting();
@@ -52,9 +54,9 @@ int serve(SeatRuntime& seat) {
 
   const std::string canary = api.run_canary();
   if (canary.empty()) {
-    spdlog::info("canary generation succeeded: the seat is ready");
+    host::logger()->info("canary generation succeeded: the seat is ready");
   } else {
-    spdlog::error("{}; /ready reports not ready", canary);
+    host::logger()->error("{}; /ready reports not ready", canary);
   }
 
   http.run();
@@ -63,10 +65,10 @@ int serve(SeatRuntime& seat) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
   const bool clean = http.wait_connections(std::max(left, 0.1));
-  if (!clean) spdlog::warn("drain timeout reached: closed the connections still open");
+  if (!clean) host::logger()->warn("drain timeout reached: closed the connections still open");
   pthread_kill(signals.native_handle(), SIGUSR2);
   signals.join();
-  spdlog::info("drained; exiting");
+  host::logger()->info("drained; exiting");
   return 0;
 }
 

@@ -42,6 +42,8 @@ SCRIPTS = {
     "WEATHER_PARIS": TOOL_CALL,
     "COUNT_STOP": "one two three four five six",
     "THINK_THEN_ANSWER": "<|channel>thought\nLet me think.<channel|>The answer is 4.",
+    # The prompt of `seatrt verify`'s tool-call check.
+    " Use the get_weather tool.": TOOL_CALL,
 }
 NAN_SCRIPT = {"trigger": "NAN_MIDWAY", "output": "alpha beta gamma delta", "nan_at": 3}
 

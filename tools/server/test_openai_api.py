@@ -9,7 +9,7 @@ import unittest
 
 import openai
 
-from seat_harness import API_KEY, Seat, decode, ids
+from seat_harness import API_KEY, Seat, _tok, decode, ids
 
 MODEL = "scripted"
 WEATHER_TOOL = {
@@ -71,7 +71,7 @@ class OpenAIApiTest(unittest.TestCase):
         r = self.client.completions.create(model=MODEL, prompt="Once upon a time", max_tokens=8, temperature=0)
         self.assertEqual(r.choices[0].finish_reason, "length")
         self.assertEqual(r.usage.completion_tokens, 8)
-        self.assertEqual(r.usage.prompt_tokens, len(ids("Once upon a time")) + 1)  # + <bos>
+        self.assertEqual(r.usage.prompt_tokens, len(_tok.encode("Once upon a time", add_special_tokens=True).ids))
         self.assertTrue(r.choices[0].text)
 
     def test_streaming_with_usage_equals_non_streaming(self):

@@ -1,0 +1,183 @@
+// `seatrt verify URL SERVED_NAME`: the operator's checks of a running seat.
+// Each check prints PASS or FAIL with the reason; the exit status is
+// non-zero when any failed, and the last line names the failed checks.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+#include "server/http_client.hpp"
+
+namespace seatrt::cli {
+namespace {
+
+using nlohmann::json;
+
+struct CheckFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+json call(const server::HttpClient& c, const std::string& path, const json* body) {
+  const auto r = body ? c.post(path, body->dump()) : c.get(path);
+  json j = json::parse(r.body, nullptr, false);
+  if (r.status != 200) {
+    std::string msg = j.is_object() && j.contains("error") ? j["error"].value("message", r.body) : r.body;
+    throw CheckFailed(path + " answered " + std::to_string(r.status) + ": " + msg);
+  }
+  if (j.is_discarded()) throw CheckFailed(path + " answered with invalid JSON");
+  return j;
+}
+
+json chat_body(const std::string& model, const std::string& content, int max_tokens) {
+  return {{"model", model}, {"messages", json::array({{{"role", "user"}, {"content", content}}})},
+          {"max_tokens", max_tokens}, {"temperature", 0}};
+}
+
+const json kWeatherTool = {
+    {"type", "function"},
+    {"function",
+     {{"name", "get_weather"},
+      {"description", "Get the weather forecast for a city"},
+      {"parameters",
+       {{"type", "object"},
+        {"properties", {{"city", {{"type", "string"}}}, {"days", {{"type", "integer"}}}}},
+        {"required", json::array({"city"})}}}}}};
+
+void check_prose(const std::string& content, const json& message) {
+  if (content.empty()) throw CheckFailed("empty content");
+  for (const char* leak : {"<|channel>", "<channel|>", "<|turn>", "<turn|>", "<|tool_call>"})
+    if (content.find(leak) != std::string::npos) throw CheckFailed(std::string("control token leaked: ") + leak);
+  if (content.rfind("thought", 0) == 0) throw CheckFailed("content starts with a channel prefix 'thought'");
+  if (message.contains("reasoning_content") || message.contains("reasoning"))
+    throw CheckFailed("a reasoning field is present although thinking is off");
+}
+
+int run_verify(std::span<const std::string> args) {
+  if (args.size() != 2) {
+    std::fprintf(stderr, "usage: seatrt verify URL SERVED_NAME   (API key from $SEATRT_API_KEY or $OPENAI_API_KEY)\n");
+    return 2;
+  }
+  const char* key = std::getenv("SEATRT_API_KEY");
+  if (!key) key = std::getenv("OPENAI_API_KEY");
+  const server::HttpClient client(args[0], key ? key : "");
+  const std::string model = args[1];
+  std::vector<std::string> failed;
+  auto check = [&](const std::string& name, const std::function<std::string()>& body) {
+    try {
+      const std::string detail = body();
+      std::printf("PASS %-22s %s\n", name.c_str(), detail.c_str());
+    } catch (const std::exception& e) {
+      std::printf("FAIL %-22s %s\n", name.c_str(), e.what());
+      failed.push_back(name);
+    }
+    std::fflush(stdout);
+  };
+
+  check("served-name", [&] {
+    const json models = call(client, "/v1/models", nullptr);
+    for (const auto& m : models.value("data", json::array()))
+      if (m.value("id", "") == model) {
+        if (!m.contains("max_model_len")) throw CheckFailed("no max_model_len for " + model);
+        return "max context " + std::to_string(m["max_model_len"].get<int64_t>());
+      }
+    throw CheckFailed("'" + model + "' is not in /v1/models");
+  });
+  check("kv-pool", [&] {
+    const json seat = call(client, "/v1/seat", nullptr);
+    const json kv = seat.value("kv_pool", json::object());
+    if (!kv.contains("bytes") || !kv.contains("tokens") || !kv.contains("max_context_multiple"))
+      throw CheckFailed("/v1/seat reports no KV pool");
+    char line[160];
+    std::snprintf(line, sizeof line, "KV pool %lld tokens, %.2fx max context, %lld bytes",
+                  static_cast<long long>(kv["tokens"].get<int64_t>()), kv["max_context_multiple"].get<double>(),
+                  static_cast<long long>(kv["bytes"].get<int64_t>()));
+    return std::string(line);
+  });
+  check("plain-prose", [&] {
+    const json r = call(client, "/v1/chat/completions",
+                        &static_cast<const json&>(chat_body(model, "Reply with one short friendly sentence about the sea.", 64)));
+    const json& msg = r["choices"][0]["message"];
+    const std::string content = msg.value("content", json(nullptr)).is_string() ? msg["content"].get<std::string>() : "";
+    check_prose(content, msg);
+    return "\"" + content.substr(0, 60) + "\"";
+  });
+  check("tool-call", [&] {
+    json body = chat_body(model, "What is the weather in Paris for the next 2 days? Use the get_weather tool.", 128);
+    body["tools"] = json::array({kWeatherTool});
+    body["tool_choice"] = "auto";
+    const json r = call(client, "/v1/chat/completions", &body);
+    const json& msg = r["choices"][0]["message"];
+    if (!msg.contains("tool_calls") || msg["tool_calls"].empty()) throw CheckFailed("no tool call was parsed");
+    const json& fn = msg["tool_calls"][0]["function"];
+    if (fn.value("name", "") != "get_weather") throw CheckFailed("called '" + fn.value("name", "") + "'");
+    const json a = json::parse(fn.value("arguments", ""), nullptr, false);
+    if (!a.is_object()) throw CheckFailed("arguments are not a JSON object: " + fn.value("arguments", ""));
+    std::string city = a.value("city", "");
+    for (auto& ch : city) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (city.find("paris") == std::string::npos) throw CheckFailed("wrong arguments: " + a.dump());
+    if (r["choices"][0].value("finish_reason", "") != "tool_calls")
+      throw CheckFailed("finish_reason is " + r["choices"][0].value("finish_reason", ""));
+    return "get_weather(" + a.dump() + ")";
+  });
+  check("finite-logprobs", [&] {
+    json body = chat_body(model, "Count from one to five.", 16);
+    body["logprobs"] = true;
+    body["top_logprobs"] = 2;
+    const json r = call(client, "/v1/chat/completions", &body);
+    const json& lp = r["choices"][0]["logprobs"];
+    if (!lp.is_object() || !lp.contains("content") || lp["content"].empty()) throw CheckFailed("no logprobs returned");
+    for (const auto& e : lp["content"])
+      if (!e["logprob"].is_number() || !std::isfinite(e["logprob"].get<double>()))
+        throw CheckFailed("a logprob is not a finite number: " + e.dump());
+    if (r["choices"][0]["message"].value("content", json(nullptr)).is_null() &&
+        !r["choices"][0]["message"].contains("tool_calls"))
+      throw CheckFailed("content is null");
+    return std::to_string(lp["content"].size()) + " finite logprobs";
+  });
+  check("stream-agrees", [&] {
+    json body = chat_body(model, "Name three colours.", 32);
+    const json full = call(client, "/v1/chat/completions", &body);
+    const std::string expected = full["choices"][0]["message"].value("content", json("")).is_string()
+                                     ? full["choices"][0]["message"]["content"].get<std::string>()
+                                     : "";
+    body["stream"] = true;
+    std::string streamed, error;
+    const int status = client.post_events("/v1/chat/completions", body.dump(), [&](const std::string& data) {
+      if (data == "[DONE]") return false;
+      const json ev = json::parse(data, nullptr, false);
+      if (ev.contains("error")) error = ev["error"].value("message", data);
+      for (const auto& c : ev.value("choices", json::array()))
+        if (c.contains("delta") && c["delta"].contains("content") && c["delta"]["content"].is_string())
+          streamed += c["delta"]["content"].get<std::string>();
+      return true;
+    }, &error);
+    if (status != 200 || !error.empty()) throw CheckFailed("stream failed: " + error);
+    if (streamed != expected) throw CheckFailed("streamed \"" + streamed + "\" but non-streaming gave \"" + expected + "\"");
+    return std::to_string(streamed.size()) + " bytes identical";
+  });
+  check("ready", [&] {
+    const auto r = client.get("/ready");
+    if (r.status != 200) throw CheckFailed("/ready answered " + std::to_string(r.status) + ": " + r.body);
+    return std::string("ready");
+  });
+
+  if (failed.empty()) {
+    std::printf("verify: all checks passed for %s at %s\n", model.c_str(), args[0].c_str());
+    return 0;
+  }
+  std::string names;
+  for (const auto& f : failed) names += (names.empty() ? "" : ", ") + f;
+  std::printf("verify: FAILED: %s\n", names.c_str());
+  return 1;
+}
+
+}  // namespace
+}  // namespace seatrt::cli
+
+SEATRT_CLI_COMMAND("verify", "verify URL SERVED_NAME", "run the operator's checks against a running seat",
+                   seatrt::cli::run_verify)

@@ -1,0 +1,32 @@
+#include "memory_plan.hpp"
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace seatrt::engine {
+
+namespace {
+std::string gib(uint64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%llu bytes (%.2f GiB)", static_cast<unsigned long long>(bytes),
+                static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+}  // namespace
+
+std::string MemoryPlan::describe() const {
+  return "memory plan: weights " + gib(weight_bytes) + " + KV pool " + gib(kv_bytes) + " + workspace " +
+         gib(workspace_bytes + staging_bytes) + " = " + gib(total_bytes()) + "; device free after weights: " +
+         gib(free_bytes);
+}
+
+void check_memory_plan(const MemoryPlan& plan) {
+  if (plan.fits()) return;
+  throw std::runtime_error("the seat does not fit on the device: it still needs " + gib(plan.still_needed()) +
+                           " (KV pool " + gib(plan.kv_bytes) + " + step buffers " + gib(plan.staging_bytes) +
+                           ") but only " + gib(plan.free_bytes) +
+                           " are free; lower [cache] kv_cache_memory (or kv_cache_max_context_multiple), "
+                           "[scheduler] max_num_seqs or [model] max_model_len, or free the device");
+}
+
+}  // namespace seatrt::engine

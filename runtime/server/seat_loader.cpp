@@ -1,0 +1,208 @@
+#include "seat_loader.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "engine/abi_model_runner.hpp"
+#include "engine/memory_plan.hpp"
+#include "seatrt/host/logging.hpp"
+#include "seatrt/host/seat_plugins.hpp"
+#include "seatrt/host/status.hpp"
+#include "seatrt/model/model_loader.hpp"
+#include "seatrt/model/model_session.hpp"
+#include "seatrt/text/chat_template.hpp"
+#include "seatrt/text/hf_tokenizer.hpp"
+
+namespace seatrt::server {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct LoadedSeat::Parts {
+  host::SeatPlugins plugins;
+  seatrt_kernel_context* context = nullptr;
+  std::unique_ptr<model::ModelLoader> loader;
+  std::unique_ptr<model::LoadedModel> model;
+  std::shared_ptr<text::ChatTemplate> chat_template;
+  ~Parts() {
+    model.reset();
+    if (context) plugins.dispatch->destroy_context(context);
+  }
+};
+
+LoadedSeat::LoadedSeat() : parts_(std::make_unique<Parts>()) {}
+
+LoadedSeat::~LoadedSeat() {
+  runtime_.engine.reset();  // the engine thread stops before the model goes
+  parts_.reset();
+}
+
+namespace {
+
+std::vector<int32_t> generation_eos_ids(const std::string& generation_config_json) {
+  std::vector<int32_t> ids;
+  if (generation_config_json.empty()) return ids;
+  const json g = json::parse(generation_config_json, nullptr, false);
+  if (!g.is_object() || !g.contains("eos_token_id")) return ids;
+  const auto& e = g["eos_token_id"];
+  if (e.is_number_integer()) ids.push_back(e.get<int32_t>());
+  if (e.is_array())
+    for (const auto& v : e)
+      if (v.is_number_integer()) ids.push_back(v.get<int32_t>());
+  return ids;
+}
+
+json plugin_json(const char* role, const std::shared_ptr<host::LoadedPlugin>& p) {
+  return {{"role", role}, {"name", p->name()}, {"version", p->version()}, {"abi", p->abi_version()},
+          {"path", p->path().string()}};
+}
+
+}  // namespace
+
+std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
+  auto log = host::logger();
+  std::unique_ptr<LoadedSeat> out(new LoadedSeat());
+  Parts& parts = *out->parts_;
+  SeatRuntime& rt = out->runtime_;
+
+  // Plugins and the model.
+  parts.plugins = host::load_seat_plugins(seat);
+  parts.context = parts.plugins.dispatch->create_context(seat.kernels.options_toml, seat.kernels.device);
+  parts.loader = std::make_unique<model::ModelLoader>(host::host_api(), model::model_plugin_candidates(seat, parts.plugins));
+  const int64_t max_batch = seat.scheduler.max_num_batched_tokens;
+  parts.model = parts.loader->load(parts.loader->prepare(seat.model.path), parts.plugins.dispatch->table(),
+                                   parts.context, max_batch, seat.model.options_toml);
+  const model::LoadedModel& m = *parts.model;
+  const seatrt_model_info& info = m.info();
+  const int64_t max_model_len = seat.model.max_model_len > 0 ? seat.model.max_model_len : info.max_position;
+  if (max_model_len <= 0) throw std::runtime_error(seat.file.string() + ": [model] max_model_len is not set and the model reports no max_position");
+  if (info.max_position > 0 && max_model_len > info.max_position)
+    throw std::runtime_error(seat.file.string() + ": [model] max_model_len " + std::to_string(max_model_len) +
+                             " exceeds the model's max_position_embeddings " + std::to_string(info.max_position));
+
+  // KV pool, planned in bytes from the architecture's per-layer specs.
+  const seatrt_kernel_api* kernels = parts.plugins.dispatch->table();
+  engine::KvPlanInput kv_in;
+  for (int32_t l = 0; l < info.num_layers; ++l) {
+    const auto& s = info.kv_layers[l];
+    kv_in.layers.push_back({s.kv_heads, s.head_dim, s.window, s.single_tensor != 0});
+  }
+  const std::string dtype_name = seat.cache.kv_cache_dtype == "auto"
+                                     ? (kernels->device_kind == SEATRT_DEVICE_CUDA ? "fp8" : "bf16")
+                                     : seat.cache.kv_cache_dtype;
+  kv_in.dtype = engine::parse_kv_dtype(dtype_name);
+  kv_in.block_size = seat.cache.block_size;
+  kv_in.max_model_len = max_model_len;
+  kv_in.max_num_seqs = seat.scheduler.max_num_seqs;
+  kv_in.max_num_batched_tokens = max_batch;
+  const uint64_t kv_bytes =
+      seat.cache.kv_cache_memory
+          ? static_cast<uint64_t>(*seat.cache.kv_cache_memory)
+          : engine::kv_bytes_for_context_multiple(kv_in, seat.cache.kv_cache_max_context_multiple.value_or(2.0));
+  const engine::KvPlan plan = engine::plan_kv_pool(kv_in, kv_bytes);
+  log->info("{}", engine::describe(plan));
+
+  // Memory plan against the device.
+  engine::MemoryPlan mem;
+  mem.weight_bytes = info.weight_bytes;
+  mem.workspace_bytes = info.workspace_bytes;
+  mem.kv_bytes = plan.pool_bytes;
+  const auto S = static_cast<uint64_t>(seat.scheduler.max_num_seqs);
+  const auto max_blocks = static_cast<uint64_t>(max_model_len / seat.cache.block_size + 2);
+  mem.staging_bytes = static_cast<uint64_t>(max_batch) * 24 + S * (max_blocks * 8 + 16) +
+                      S * static_cast<uint64_t>(info.vocab_size) * 4;
+  size_t free_bytes = 0, total_bytes = 0;
+  host::throw_if_error(kernels->memory_info(parts.context, &free_bytes, &total_bytes), "kernel provider memory_info");
+  mem.free_bytes = free_bytes;
+  log->info("{}", mem.describe());
+  engine::check_memory_plan(mem);
+
+  engine::AbiModel abi;
+  abi.host = host::host_api();
+  abi.arch = &m.arch();
+  abi.model = m.model();
+  abi.kernels = kernels;
+  abi.context = parts.context;
+  abi.vocab_size = info.vocab_size;
+  abi.layers = kv_in.layers;
+  auto runner = std::make_unique<engine::AbiModelRunner>(abi, plan, max_batch, seat.scheduler.max_num_seqs, max_model_len);
+  engine::EngineConfig ec;
+  ec.scheduler.max_num_seqs = seat.scheduler.max_num_seqs;
+  ec.scheduler.max_num_batched_tokens = max_batch;
+  ec.scheduler.max_waiting = seat.server.max_queue;
+  ec.max_model_len = max_model_len;
+  rt.engine = std::make_shared<engine::Engine>(ec, plan, std::move(runner));
+
+  // Text boundary.
+  const fs::path tokenizer_path = seat.model.tokenizer ? *seat.model.tokenizer : seat.model.path / "tokenizer.json";
+  const fs::path tokenizer_config = tokenizer_path.parent_path() / "tokenizer_config.json";
+  const std::string config_path = fs::exists(tokenizer_config) ? tokenizer_config.string() : std::string();
+  rt.tokenizer = text::load_hf_tokenizer(tokenizer_path.string(), config_path);
+  const fs::path template_path = seat.model.chat_template ? *seat.model.chat_template : seat.model.path / "chat_template.jinja";
+  if (fs::exists(template_path)) {
+    parts.chat_template = std::make_shared<text::ChatTemplate>(text::ChatTemplate::from_files(template_path.string(), config_path));
+    auto tmpl = parts.chat_template;
+    rt.render_chat = [tmpl](const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
+                            const nlohmann::ordered_json& kwargs, bool add_generation_prompt) {
+      text::ChatTemplateInputs in;
+      in.messages = messages;
+      in.tools = tools;
+      in.kwargs = kwargs;
+      in.add_generation_prompt = add_generation_prompt;
+      return tmpl->render(in);
+    };
+  } else {
+    log->warn("no chat template at {}: /v1/chat/completions is unavailable", template_path.string());
+  }
+  rt.end_token_ids = generation_eos_ids(m.prepared().config().generation_config_json);
+  if (rt.tokenizer->eos_id() >= 0) rt.end_token_ids.push_back(rt.tokenizer->eos_id());
+
+  // Seat facts.
+  rt.seat_name = seat.seat.name;
+  rt.served_names = seat.seat.served_model_names;
+  rt.max_model_len = max_model_len;
+  rt.default_chat_template_kwargs = seat.parsers.chat_template_kwargs;
+  rt.exclude_tools_when_tool_choice_none = seat.parsers.exclude_tools_when_tool_choice_none;
+  if (parts.plugins.tool_parser)
+    rt.tool_parser = {parts.plugins.tool_parser->descriptor().tool_parser, seat.parsers.tool_options_toml};
+  if (parts.plugins.reasoning_parser)
+    rt.reasoning_parser = {parts.plugins.reasoning_parser->descriptor().reasoning_parser,
+                           seat.parsers.reasoning_options_toml};
+  if (seat.server.api_key_env) {
+    const char* key = std::getenv(seat.server.api_key_env->c_str());
+    if (!key || !*key)
+      throw std::runtime_error(seat.file.string() + ": [server] api_key_env names $" + *seat.server.api_key_env +
+                               ", which is not set (or empty) in the environment");
+    rt.api_key = key;
+  }
+  rt.host = seat.server.host;
+  rt.port = seat.server.port;
+  rt.drain_timeout_s = seat.server.drain_timeout_s;
+
+  json plugins = json::array();
+  plugins.push_back(plugin_json("kernels", parts.plugins.kernels));
+  if (parts.plugins.fallback) plugins.push_back(plugin_json("kernels_fallback", parts.plugins.fallback));
+  if (parts.plugins.tool_parser) plugins.push_back(plugin_json("tool_parser", parts.plugins.tool_parser));
+  if (parts.plugins.reasoning_parser) plugins.push_back(plugin_json("reasoning_parser", parts.plugins.reasoning_parser));
+  json kv_groups = json::array();
+  for (const auto* g : {&plan.full, &plan.windowed})
+    if (*g)
+      kv_groups.push_back({{"window", (*g)->window}, {"layers", (*g)->layers.size()},
+                           {"bytes_per_token", (*g)->bytes_per_token}, {"blocks", (*g)->num_blocks}});
+  rt.seat_info = {
+      {"seat", seat.seat.name},
+      {"config", host::seat_to_toml(seat)},
+      {"plugins", plugins},
+      {"model", {{"path", seat.model.path.string()}, {"architecture", m.prepared().arch_name()},
+                 {"quantization", m.prepared().quant_name()}, {"weight_bytes", info.weight_bytes},
+                 {"workspace_bytes", info.workspace_bytes}}},
+      {"kv_pool", {{"dtype", engine::kv_dtype_name(plan.dtype)}, {"groups", kv_groups},
+                   {"summary", engine::describe(plan)}}},
+      {"memory_plan", {{"weights", mem.weight_bytes}, {"kv_pool", mem.kv_bytes},
+                       {"workspace", mem.workspace_bytes + mem.staging_bytes}, {"free_at_start", mem.free_bytes},
+                       {"summary", mem.describe()}}},
+  };
+  return out;
+}
+
+}  // namespace seatrt::server
