@@ -74,8 +74,13 @@ def write_safetensors(path):
 
 def make_model_dir(directory, nan=False, window=16, max_position=4096):
     os.makedirs(directory, exist_ok=True)
-    scripts = [{"trigger": ids(k), "output": ids(v)} for k, v in SCRIPTS.items()]
-    scripts.append({"trigger": ids(NAN_SCRIPT["trigger"]), "output": ids(NAN_SCRIPT["output"]),
+    # Triggers are matched as they tokenize inside a prompt: after a space
+    # (tests write "Please WORD now").
+    def trigger(word):
+        return ids(word if word.startswith(" ") else " " + word)
+
+    scripts = [{"trigger": trigger(k), "output": ids(v)} for k, v in SCRIPTS.items()]
+    scripts.append({"trigger": trigger(NAN_SCRIPT["trigger"]), "output": ids(NAN_SCRIPT["output"]),
                     "nan_at": NAN_SCRIPT["nan_at"]})
     config = {
         "model_type": "seatrt-scripted",
@@ -90,7 +95,8 @@ def make_model_dir(directory, nan=False, window=16, max_position=4096):
             ],
             "text_ids": text_token_ids(),
             "eos_id": _tok.token_to_id("<turn|>"),
-            "start_marker": ids("<|turn>model\n"),
+            # The generation prompt with thinking on, and with it off.
+            "start_markers": [ids("<|turn>model\n"), ids("<|turn>model\n<|channel>thought\n<channel|>")],
             "scripts": scripts,
             "nan": nan,
         },

@@ -39,7 +39,7 @@ class NanSeatTest(unittest.TestCase):
             client = seat.client()
             with self.assertRaises(openai.InternalServerError) as e:
                 client.chat.completions.create(model="scripted", max_tokens=32, temperature=0,
-                                               messages=[{"role": "user", "content": "NAN_MIDWAY"}])
+                                               messages=[{"role": "user", "content": "Please NAN_MIDWAY now"}])
             self.assertIn("output token 3", str(e.exception))
             status, body = seat.get("/ready", key=None)
             self.assertEqual(status, 503)

@@ -47,7 +47,7 @@ class OpenAIApiTest(unittest.TestCase):
         self.assertEqual(models[0].model_extra["max_model_len"], 512)
 
     def test_plain_prose_without_channel_leak_or_reasoning(self):
-        r = self.chat("HELLO_PROSE please", max_tokens=64, temperature=0)
+        r = self.chat("Please HELLO_PROSE now", max_tokens=64, temperature=0)
         msg = r.choices[0].message
         self.assertEqual(msg.content, "Hello there, friend. The weather is fine today.")
         self.assertEqual(r.choices[0].finish_reason, "stop")
@@ -61,7 +61,7 @@ class OpenAIApiTest(unittest.TestCase):
         self.assertEqual(r.model, "scripted-alias")
 
     def test_reasoning_is_split_from_content(self):
-        r = self.chat("THINK_THEN_ANSWER", max_tokens=64, temperature=0,
+        r = self.chat("Please THINK_THEN_ANSWER now", max_tokens=64, temperature=0,
                       extra_body={"chat_template_kwargs": {"enable_thinking": True}})
         msg = r.choices[0].message
         self.assertEqual(msg.content, "The answer is 4.")
@@ -106,11 +106,11 @@ class OpenAIApiTest(unittest.TestCase):
         self.assertEqual(r.usage.completion_tokens, 20)
 
     def test_stop_string(self):
-        r = self.chat("COUNT_STOP", max_tokens=40, temperature=0, stop=["three"])
+        r = self.chat("Please COUNT_STOP now", max_tokens=40, temperature=0, stop=["three"])
         self.assertEqual(r.choices[0].message.content, "one two ")
         self.assertEqual(r.choices[0].finish_reason, "stop")
         text = ""
-        for chunk in self.chat("COUNT_STOP", max_tokens=40, temperature=0, stop=["four"], stream=True):
+        for chunk in self.chat("Please COUNT_STOP now", max_tokens=40, temperature=0, stop=["four"], stream=True):
             for c in chunk.choices:
                 text += c.delta.content or ""
         self.assertEqual(text, "one two three ")
@@ -123,7 +123,7 @@ class OpenAIApiTest(unittest.TestCase):
         self.assertNotEqual(a, c)
 
     def test_logprobs_are_finite_and_consistent(self):
-        r = self.chat("HELLO_PROSE", max_tokens=64, temperature=0, logprobs=True, top_logprobs=3)
+        r = self.chat("Please HELLO_PROSE now", max_tokens=64, temperature=0, logprobs=True, top_logprobs=3)
         content = r.choices[0].logprobs.content
         self.assertEqual(len(content), r.usage.completion_tokens)
         for entry in content:
@@ -135,9 +135,9 @@ class OpenAIApiTest(unittest.TestCase):
         self.assertEqual("".join(e.token for e in content), r.choices[0].message.content)
 
     # ----------------------------------------------------------------- tools
-    def assert_weather_call(self, r):
+    def assert_weather_call(self, r, finish="tool_calls"):
         msg = r.choices[0].message
-        self.assertEqual(r.choices[0].finish_reason, "tool_calls")
+        self.assertEqual(r.choices[0].finish_reason, finish)
         self.assertEqual(len(msg.tool_calls), 1)
         call = msg.tool_calls[0]
         self.assertEqual(call.function.name, "get_weather")
@@ -146,19 +146,20 @@ class OpenAIApiTest(unittest.TestCase):
         self.assertFalse(msg.content)
 
     def test_tool_choice_auto(self):
-        self.assert_weather_call(self.chat("WEATHER_PARIS", tools=[WEATHER_TOOL], tool_choice="auto",
+        self.assert_weather_call(self.chat("Please WEATHER_PARIS now", tools=[WEATHER_TOOL], tool_choice="auto",
                                            max_tokens=64, temperature=0))
 
     def test_tool_choice_required_and_named(self):
-        self.assert_weather_call(self.chat("WEATHER_PARIS", tools=[WEATHER_TOOL], tool_choice="required",
+        self.assert_weather_call(self.chat("Please WEATHER_PARIS now", tools=[WEATHER_TOOL], tool_choice="required",
                                            max_tokens=64, temperature=0))
-        self.assert_weather_call(self.chat("WEATHER_PARIS", tools=[WEATHER_TOOL], max_tokens=64, temperature=0,
-                                           tool_choice={"type": "function", "function": {"name": "get_weather"}}))
+        self.assert_weather_call(self.chat("Please WEATHER_PARIS now", tools=[WEATHER_TOOL], max_tokens=64, temperature=0,
+                                           tool_choice={"type": "function", "function": {"name": "get_weather"}}),
+                                 finish="stop")  # a named tool_choice finishes with "stop", as OpenAI's API does
 
     def test_tool_choice_none_leaves_tools_out_of_the_prompt(self):
-        plain = self.chat("HELLO_PROSE", max_tokens=64, temperature=0)
-        none = self.chat("HELLO_PROSE", tools=[WEATHER_TOOL], tool_choice="none", max_tokens=64, temperature=0)
-        auto = self.chat("HELLO_PROSE", tools=[WEATHER_TOOL], tool_choice="auto", max_tokens=64, temperature=0)
+        plain = self.chat("Please HELLO_PROSE now", max_tokens=64, temperature=0)
+        none = self.chat("Please HELLO_PROSE now", tools=[WEATHER_TOOL], tool_choice="none", max_tokens=64, temperature=0)
+        auto = self.chat("Please HELLO_PROSE now", tools=[WEATHER_TOOL], tool_choice="auto", max_tokens=64, temperature=0)
         self.assertEqual(none.usage.prompt_tokens, plain.usage.prompt_tokens)
         self.assertGreater(auto.usage.prompt_tokens, plain.usage.prompt_tokens)
         self.assertIsNone(none.choices[0].message.tool_calls)
@@ -167,7 +168,7 @@ class OpenAIApiTest(unittest.TestCase):
     def test_streamed_tool_call_deltas_assemble_to_the_same_call(self):
         name, args, ids_seen = "", "", set()
         finish = None
-        for chunk in self.chat("WEATHER_PARIS", tools=[WEATHER_TOOL], max_tokens=64, temperature=0, stream=True):
+        for chunk in self.chat("Please WEATHER_PARIS now", tools=[WEATHER_TOOL], max_tokens=64, temperature=0, stream=True):
             for c in chunk.choices:
                 for tc in c.delta.tool_calls or []:
                     self.assertEqual(tc.index, 0)

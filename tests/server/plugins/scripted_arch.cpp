@@ -3,7 +3,8 @@
 //   layers       KV layer specs (kv_heads, head_dim, window, single_tensor)
 //   text_ids     ids the free-running output draws from
 //   eos_id       the id it ends a script with
-//   start_marker ids that open the model's turn (the template's generation prompt)
+//   start_markers id sequences that open the model's turn (the template's
+//                generation prompts); the one ending latest in the context wins
 //   scripts      [{trigger: [ids], output: [ids], nan_at: k}]: when the context
 //                holds `trigger` before the last start marker, the turn replays
 //                `output` then eos_id (NaN logits at output index nan_at, if set)
@@ -41,7 +42,7 @@ struct ScriptedModel {
   std::vector<seatrt_kv_layer_spec> layers;
   std::vector<int32_t> text_ids;
   int32_t eos = 1;
-  std::vector<int32_t> start_marker;
+  std::vector<std::vector<int32_t>> start_markers;
   std::vector<Script> scripts;
   bool nan = false;
 };
@@ -86,7 +87,8 @@ seatrt_status* create(const seatrt_model_source* src, const char*, seatrt_model*
     m->text_ids = ids_of(s, "text_ids");
     if (m->text_ids.empty()) throw Error(SEATRT_ERR_INVALID_ARG, "scripted.text_ids is empty");
     m->eos = s.value("eos_id", 1);
-    m->start_marker = ids_of(s, "start_marker");
+    if (s.contains("start_markers"))
+      for (const auto& marker : s.at("start_markers")) m->start_markers.push_back(marker.get<std::vector<int32_t>>());
     if (s.contains("scripts"))
       for (const auto& sc : s.at("scripts"))
         m->scripts.push_back({ids_of(sc, "trigger"), ids_of(sc, "output"), sc.value("nan_at", int64_t{-1})});
@@ -151,7 +153,8 @@ void logits_for(const ScriptedModel& m, const std::vector<int32_t>& ctx, float* 
   // The last start marker opens the turn; a trigger before it picks a script.
   size_t turn = 0;
   for (size_t end = ctx.size(); end > 0 && turn == 0; --end)
-    if (ends_with_at(ctx, end, m.start_marker)) turn = end;
+    for (const auto& marker : m.start_markers)
+      if (ends_with_at(ctx, end, marker)) turn = end;
   if (turn > 0) {
     for (const auto& sc : m.scripts) {
       bool triggered = false;
