@@ -1,0 +1,51 @@
+"""Start-up refusals and the bounded queue: a KV pool that does not fit on
+the device, or is too small for one max-length sequence, stops the seat
+with both numbers and what to change; past the waiting queue requests get
+429 with Retry-After."""
+
+import concurrent.futures
+import json
+import unittest
+
+from seat_harness import Seat
+
+
+class LimitsTest(unittest.TestCase):
+    def start_fails(self, seat):
+        with self.assertRaises(RuntimeError) as e:
+            seat.start()
+        seat.log.close()
+        seat.tmp.cleanup()
+        return str(e.exception)
+
+    def test_pool_larger_than_the_device_is_refused_with_both_numbers(self):
+        msg = self.start_fails(Seat(kv_bytes=10 ** 15))
+        self.assertIn("does not fit on the device", msg)
+        self.assertIn("1000000000000000", msg)  # needed
+        self.assertIn("are free", msg)
+        self.assertIn("kv_cache_memory", msg)
+
+    def test_pool_smaller_than_one_sequence_is_refused(self):
+        msg = self.start_fails(Seat(kv_bytes=4096))
+        self.assertIn("kv_cache_memory 4096 bytes is too small", msg)
+        self.assertIn("max_model_len", msg)
+
+    def test_queue_overflow_is_429_with_retry_after(self):
+        with Seat(max_num_seqs=1, max_queue=2) as seat:
+            body = {"model": "scripted", "messages": [{"role": "user", "content": "busy"}], "max_tokens": 400}
+
+            def post(_):
+                status, _, headers = seat.post("/v1/chat/completions", body)
+                return status, headers.get("Retry-After")
+
+            with concurrent.futures.ThreadPoolExecutor(12) as pool:
+                results = list(pool.map(post, range(12)))
+            statuses = [s for s, _ in results]
+            self.assertIn(429, statuses)
+            self.assertIn(200, statuses)
+            self.assertTrue(all(r == "1" for s, r in results if s == 429))
+            self.assertEqual(set(statuses), {200, 429})
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
