@@ -104,7 +104,7 @@ TEST_CASE("jinja: hostile templates hit limits, not the stack or the clock") {
   const std::string gemma = read_fixture("templates/gemma4_chat_template.jinja");
   Dict vars = vars_of(nlohmann::ordered_json::parse(R"({"messages": [{"role": "user", "content": "Hi"}]})"));
   size_t errors = 0;
-  for (size_t n = 0; n < gemma.size(); n += 97) {
+  for (size_t n = 0; n < gemma.size(); n += 211) {
     try {
       Template(gemma.substr(0, n)).render(vars);
     } catch (const TemplateError&) {

@@ -126,10 +126,11 @@ Interpreter::Flow Interpreter::exec(const Node& node) {
       case NodeKind::CallBlock: {
         // The body becomes `caller`, passed to the called macro.
         const Node* block = &node;
-        const FramePtr defined_in = frame_;
+        const std::weak_ptr<Frame> defined_in = frame_;
         Value caller = Value::function("caller", [block, defined_in](Interpreter& in, Args& args) {
           auto frame = std::make_shared<Frame>();
-          frame->parent = defined_in;
+          frame->parent = defined_in.lock();
+          if (!frame->parent) frame->parent = in.top_;
           for (size_t i = 0; i < block->params.size(); ++i)
             frame->vars[block->params[i]] = i < args.positional.size() ? args.positional[i] : Value::undefined();
           const FramePtr saved = in.frame_;
@@ -290,12 +291,15 @@ void Interpreter::exec_for(const Node& node) {
 
 Value Interpreter::make_macro(const Node& node) {
   const Node* macro = &node;
-  const FramePtr defined_in = frame_;
+  // Weak: the macro is usually stored in the frame it was defined in, and a
+  // strong reference would make a cycle.
+  const std::weak_ptr<Frame> defined_in = frame_;
   return Value::function(node.name, [macro, defined_in](Interpreter& in, Args& args) {
     if (in.call_depth_ >= in.limits_.max_call_depth)
       throw std::runtime_error("maximum macro recursion depth (" + std::to_string(in.limits_.max_call_depth) + ") exceeded");
     auto frame = std::make_shared<Frame>();
-    frame->parent = defined_in;
+    frame->parent = defined_in.lock();
+    if (!frame->parent) frame->parent = in.top_;
     const auto& params = macro->params;
     std::vector<Value> varargs;
     for (size_t i = 0; i < args.positional.size(); ++i) {
