@@ -64,7 +64,7 @@ TEST_CASE("detokenizer: incremental equals full decoding for every prefix of eve
   }
 }
 
-TEST_CASE("detokenizer: byte-fallback runs are held until complete; specials skipped on request") {
+TEST_CASE("detokenizer: byte-fallback runs are held until complete, specials skipped on request") {
   const Tokenizer& tok = test_tokenizer();
   StreamingDetokenizer stream(tok, true);
   // U+1F600 as four byte tokens with a skipped special in the middle.

@@ -34,7 +34,7 @@ TemplateError error_of(const std::string& source, const Dict& vars = {}, const L
 }
 }  // namespace
 
-TEST_CASE("jinja: snippets render exactly as jinja2; jinja2 failures fail here too") {
+TEST_CASE("jinja: snippets render exactly as jinja2 and jinja2 failures fail here too") {
   const auto snippets = nlohmann::ordered_json::parse(read_fixture("templates/snippets.json"));
   REQUIRE(snippets.size() > 60);
   for (const auto& s : snippets) {

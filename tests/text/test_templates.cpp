@@ -51,7 +51,7 @@ TEST_CASE("templates: every case renders byte-identical to jinja2") {
   CHECK(errors >= 2);
 }
 
-TEST_CASE("templates: special tokens come from tokenizer_config.json; kwargs override them") {
+TEST_CASE("templates: special tokens come from tokenizer_config.json and kwargs override them") {
   const auto tpl = ChatTemplate::from_files(fixture_path("templates/gemma4_chat_template.jinja"),
                                             fixture_path("tokenizer/tokenizer_config.json"));
   ChatTemplateInputs in;
