@@ -32,7 +32,19 @@ StepBatch build_step_batch(const StepPlan& plan, int32_t block_size, bool has_fu
     b.max_query_len = std::max(b.max_query_len, static_cast<int32_t>(c.count));
     b.max_seq_len = std::max(b.max_seq_len, seq_len);
     if (has_full) std::copy(seq.full_blocks.begin(), seq.full_blocks.end(), b.block_tables.begin() + static_cast<std::ptrdiff_t>(s * max_blocks));
-    if (has_window) std::copy(seq.window_blocks.begin(), seq.window_blocks.end(), b.window_block_tables.begin() + static_cast<std::ptrdiff_t>(s * max_blocks));
+    if (has_window) {
+      // Blocks that slid out of the window are never read, but kernels may
+      // validate every entry up to seq_len: give them a live block of the
+      // same sequence (its K/V are finite) instead of -1.
+      BlockId live = -1;
+      for (BlockId id : seq.window_blocks)
+        if (id >= 0) {
+          live = id;
+          break;
+        }
+      auto row = b.window_block_tables.begin() + static_cast<std::ptrdiff_t>(s * max_blocks);
+      for (size_t i = 0; i < seq.window_blocks.size(); ++i) row[static_cast<std::ptrdiff_t>(i)] = seq.window_blocks[i] >= 0 ? seq.window_blocks[i] : live;
+    }
     if (c.needs_logits) b.logits_index.push_back(b.num_tokens() - 1);
   }
   return b;

@@ -141,8 +141,9 @@ typedef struct seatrt_forward_batch {
    * pages sliding-window layers (kv layer spec window > 0) in a pool of
    * their own, recycling blocks as the window slides.  When non-NULL,
    * those layers' kv_layers[l] caches are indexed by window_block_tables
-   * (I32 [S, max_blocks]; -1 marks a block that slid out of the window and
-   * must not be read) and their new K/V go to window_slot_mapping (I64 [T]).
+   * (I32 [S, max_blocks]; an entry for a block that slid out of the window
+   * holds another valid block of the sequence and must not be read) and
+   * their new K/V go to window_slot_mapping (I64 [T]).
    * NULL: every layer uses block_tables / slot_mapping. */
   const seatrt_tensor* window_block_tables;
   const seatrt_tensor* window_slot_mapping;
