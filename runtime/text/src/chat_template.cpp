@@ -53,7 +53,7 @@ ChatTemplate ChatTemplate::from_files(const std::string& template_path, const st
   return ChatTemplate(source, std::move(tokens));
 }
 
-std::string ChatTemplate::render(const ChatTemplateInputs& inputs) const {
+std::string ChatTemplate::render(const ChatTemplateInputs& inputs, const jinja::Limits& limits) const {
   // apply_chat_template's variables: messages, tools, documents,
   // add_generation_prompt, then the special tokens, then the kwargs.
   jinja::Dict vars;
@@ -72,7 +72,7 @@ std::string ChatTemplate::render(const ChatTemplateInputs& inputs) const {
   for (const auto& [k, v] : special_tokens_) set(k, Value::string(v));
   if (inputs.kwargs.is_object())
     for (const auto& [k, v] : inputs.kwargs.items()) set(k, to_value(v));
-  return template_.render(vars);
+  return template_.render(vars, limits);
 }
 
 }  // namespace seatrt::text

@@ -31,7 +31,7 @@ class ChatTemplate {
 
   // Renders; throws jinja::TemplateError (with line) on template errors,
   // raise_exception() included.
-  std::string render(const ChatTemplateInputs& inputs) const;
+  std::string render(const ChatTemplateInputs& inputs, const jinja::Limits& limits = {}) const;
 
  private:
   jinja::Template template_;
