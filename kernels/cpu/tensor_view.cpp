@@ -39,9 +39,15 @@ const seatrt_tensor& need_tensor(const seatrt_tensor* t, const char* op, const c
     invalid(op, n + ".ndim " + std::to_string(t->ndim) + " is outside 1.." +
                     std::to_string(SEATRT_MAX_DIMS));
   }
+  int64_t elements = 1;
   for (int32_t i = 0; i < t->ndim; ++i) {
     if (t->shape[i] < 0) invalid(op, n + " has a negative extent: shape " + shape_string(*t));
     if (t->strides[i] < 0) invalid(op, n + " has a negative stride on axis " + std::to_string(i));
+    // Shapes past 2^48 elements are not memory anyone has; refusing them
+    // keeps every later index computation free of overflow.
+    if (__builtin_mul_overflow(elements, t->shape[i], &elements) || elements > (int64_t{1} << 48)) {
+      invalid(op, n + " has an impossible shape " + shape_string(*t));
+    }
   }
   if (dtype_size(t->dtype) == 0) invalid(op, n + " has unknown dtype " + dtype_name(t->dtype));
   if (t->device.kind != SEATRT_DEVICE_CPU) {
@@ -106,6 +112,7 @@ Rows::Rows(const seatrt_tensor& t)
 }
 
 char* Rows::row_ptr(int64_t r) const {
+  if (!base_) return nullptr;  // only for empty tensors, whose rows are never read
   int64_t offset = 0;
   for (int32_t i = nlead_ - 1; i >= 0; --i) {
     offset += (r % lead_shape_[i]) * lead_stride_[i];

@@ -113,6 +113,12 @@ TEST_CASE("elementwise rejects bad arguments with the op's name") {
   CHECK(test::error_of([&] { cpu::elementwise(ctx(), &args); }, &msg) == SEATRT_ERR_INVALID_ARG);
   CHECK_THAT(msg, Catch::Contains("not contiguous"));
   bad = a.desc();
+  bad.shape[0] = int64_t{1} << 40;
+  bad.shape[1] = int64_t{1} << 40;
+  args = ew(SEATRT_EW_COPY, &bad, nullptr, 0, out.get());
+  CHECK(test::error_of([&] { cpu::elementwise(ctx(), &args); }, &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK_THAT(msg, Catch::Contains("impossible shape"));
+  bad = a.desc();
   bad.ndim = 9;
   args = ew(SEATRT_EW_COPY, &bad, nullptr, 0, out.get());
   CHECK(test::error_of([&] { cpu::elementwise(ctx(), &args); }) == SEATRT_ERR_INVALID_ARG);

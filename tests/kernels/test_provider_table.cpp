@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <thread>
 
 #include "fake_host.hpp"
 #include "provider_table.hpp"
@@ -151,4 +152,29 @@ TEST_CASE("results are bitwise identical with 1 and 5 threads") {
     results.push_back(bytes);
   }
   CHECK(results[0] == results[1]);
+}
+
+TEST_CASE("one context used from two threads at once gives the same results") {
+  std::mt19937 rng(72);
+  test::Nvfp4Weight w = test::random_nvfp4(rng, 96, 128, 50.0f);
+  Tensor x = test::random_tensor(rng, SEATRT_DTYPE_F32, {6, 128});
+  cpu::Context ctx(3);
+  Tensor expected(SEATRT_DTYPE_F32, {6, 96});
+  seatrt_linear_args args{sizeof args, x.get(), &w.weight, expected.get()};
+  cpu::linear(ctx, &args);
+  std::vector<Tensor> outs(2, Tensor(SEATRT_DTYPE_F32, {6, 96}));
+  std::vector<int> mismatches(2, 0);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < 2; ++i) {
+    threads.emplace_back([&, i] {
+      for (int iter = 0; iter < 25; ++iter) {
+        seatrt_linear_args a{sizeof a, x.get(), &w.weight, outs[i].get()};
+        cpu::linear(ctx, &a);
+        if (std::memcmp(outs[i].bytes(), expected.bytes(), 6 * 96 * 4) != 0) ++mismatches[i];
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(mismatches[0] == 0);
+  CHECK(mismatches[1] == 0);
 }

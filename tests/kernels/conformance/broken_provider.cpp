@@ -1,0 +1,67 @@
+// A deliberately wrong kernel provider ("cpu-broken") that proves the
+// conformance tool can fail: linear adds an error of 50% of the first row's
+// largest magnitude to one element, rms_norm writes a NaN, and the attention
+// slot is NULL (must be reported as SKIP).  Test-only; never installed.
+#include <cmath>
+#include <limits>
+#include <vector>
+#include <algorithm>
+
+#include "dtype.hpp"
+#include "provider_table.hpp"
+#include "seatrt/cpp/plugin.hpp"
+
+namespace {
+
+// Both ops write host memory (the provider is the CPU one underneath).
+float* first_f32(seatrt_tensor* out) { return out->dtype == SEATRT_DTYPE_F32 ? static_cast<float*>(out->data) : nullptr; }
+
+seatrt_status* broken_linear(seatrt_kernel_context* ctx, seatrt_stream stream, const seatrt_linear_args* args) {
+  seatrt_status* status = seatrt::cpu::kernel_api().linear(ctx, stream, args);
+  if (status) return status;
+  const seatrt_tensor* out = args->out;
+  const int64_t n = out->shape[out->ndim - 1];
+  std::vector<float> row(static_cast<size_t>(n));
+  seatrt::cpu::load_f32(out->dtype, out->data, row.data(), n);
+  float largest = 0.0f;
+  for (float v : row) largest = std::max(largest, std::fabs(v));
+  row[0] += 0.5f * largest + 1e-3f;
+  seatrt::cpu::store_f32(out->dtype, row.data(), out->data, n);
+  return nullptr;
+}
+
+seatrt_status* broken_rms_norm(seatrt_kernel_context* ctx, seatrt_stream stream, const seatrt_rms_norm_args* args) {
+  seatrt_status* status = seatrt::cpu::kernel_api().rms_norm(ctx, stream, args);
+  if (status) return status;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  if (float* f = first_f32(args->out)) {
+    f[0] = nan;
+  } else {
+    seatrt::cpu::store_f32(args->out->dtype, &nan, args->out->data, 1);
+  }
+  return nullptr;
+}
+
+const seatrt_plugin& descriptor() {
+  static const seatrt_kernel_api api = [] {
+    seatrt_kernel_api a = seatrt::cpu::kernel_api();
+    a.linear = broken_linear;
+    a.rms_norm = broken_rms_norm;
+    a.attention = nullptr;
+    return a;
+  }();
+  static const seatrt_plugin plugin = [] {
+    seatrt_plugin p = seatrt::cpu::plugin_descriptor();
+    p.name = "cpu-broken";
+    p.description = "test-only: a wrong provider for the conformance tool's own tests";
+    p.kernels = &api;
+    return p;
+  }();
+  return plugin;
+}
+
+const seatrt_plugin& kPlugin = descriptor();
+
+}  // namespace
+
+SEATRT_DEFINE_PLUGIN(kPlugin)
