@@ -103,15 +103,15 @@ TEST_CASE("tokenizer: bad files give clear errors") {
   CHECK_THROWS_AS(tiny->encode("b", false), TokenizerError);
 }
 
-TEST_CASE("tokenizer: added-token flags lstrip, rstrip and single_word") {
-  const auto tok = seatrt::text::make_hf_tokenizer(R"({
-    "added_tokens": [
-      {"id": 3, "content": "<L>", "special": true, "lstrip": true},
-      {"id": 4, "content": "<R>", "special": true, "rstrip": true},
-      {"id": 5, "content": "w", "special": false, "single_word": true}],
-    "model": {"type": "BPE", "vocab": {"a": 0, " ": 1, "w": 2}, "merges": []}})");
-  CHECK(tok->encode("a  <L>a", false) == std::vector<int32_t>{0, 3, 0});
-  CHECK(tok->encode("a<R>  a", false) == std::vector<int32_t>{0, 4, 0});
-  CHECK(tok->encode("a w a", false) == std::vector<int32_t>{0, 1, 5, 1, 0});
-  CHECK(tok->encode("awa", false) == std::vector<int32_t>{0, 2, 0});
+TEST_CASE("tokenizer: added-token flags lstrip, rstrip, single_word and normalized equal the oracle") {
+  const auto tok = seatrt::text::load_hf_tokenizer(fixture_path("tokenizer/tokenizer_flags.json"));
+  const auto corpus = read_json_fixture("tokenizer/corpus_flags.json");
+  REQUIRE(corpus.size() > 10);
+  for (const auto& c : corpus) {
+    const std::string text = c["text"];
+    INFO("text: " << text);
+    const auto ids = ids_of(c["ids"]);
+    CHECK(tok->encode(text, false) == ids);
+    CHECK(tok->decode(ids, false) == c["decoded"].get<std::string>());
+  }
 }

@@ -195,6 +195,39 @@ def assemble(trained: Tokenizer) -> dict:
     return json.loads(tok.to_str())
 
 
+# Added-token flags Gemma does not use but tokenizer.json allows: a variant of the test tokenizer
+# with extra added tokens, and the oracle's ids for strings that exercise them.
+FLAG_TOKENS = [
+    dict(content="<L>", special=True, lstrip=True),
+    dict(content="<R>", special=False, rstrip=True),
+    dict(content="<LR>", special=True, lstrip=True, rstrip=True),
+    dict(content="qqj", special=False, single_word=True),  # not a BPE token
+    dict(content="two words", special=False, normalized=True),
+    dict(content="<N>", special=True, normalized=True),
+]
+FLAG_STRINGS = [
+    "x  <L>y", "x<R>   y", "a \t<LR>\n b", "qqj", "a qqj b", "aqqjb", "sqqj", "qqj_x", "(qqj)", "qqj1",
+    "two words", "xtwo wordsx", "two  words", "<N> and <L><R>", "\u00e9qqj\u00e9", "\u00e9 qqj.", "\u4e2dqqj",
+]
+
+
+def write_flags_variant(main_path: pathlib.Path) -> None:
+    from tokenizers import AddedToken
+    tok = Tokenizer.from_file(str(main_path))
+    for t in FLAG_TOKENS:
+        flags = dict(lstrip=t.get("lstrip", False), rstrip=t.get("rstrip", False),
+                     single_word=t.get("single_word", False), normalized=t.get("normalized", False))
+        token = AddedToken(t["content"], special=t["special"], **flags)
+        (tok.add_special_tokens if t["special"] else tok.add_tokens)([token])
+    tok.save(str(OUT / "tokenizer_flags.json"))
+    tok = Tokenizer.from_file(str(OUT / "tokenizer_flags.json"))
+    cases = [{"text": s, "ids": tok.encode(s, add_special_tokens=False).ids,
+              "decoded": tok.decode(tok.encode(s, add_special_tokens=False).ids, skip_special_tokens=False)}
+             for s in FLAG_STRINGS]
+    (OUT / "corpus_flags.json").write_text(
+        "[\n  " + ",\n  ".join(json.dumps(c, ensure_ascii=False) for c in cases) + "\n]\n", encoding="utf-8")
+
+
 def tokenizer_config() -> dict:
     cfg = json.loads(pathlib.Path("/work/shared/gemma4/gemma4-files/tokenizer_config.json")
                      .read_text()) if pathlib.Path("/work/shared/gemma4").exists() else {}
@@ -235,6 +268,7 @@ def main() -> None:
         lines.append(f' "{key}": [\n  ' + ",\n  ".join(rows) + "\n ]" + ("," if key == "encode" else ""))
     lines.append("}")
     (OUT / "corpus.json").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_flags_variant(OUT / "tokenizer.json")
     print(f"wrote {OUT}: {len(cases)} encode cases, {len(decode_cases)} decode cases")
 
 

@@ -17,7 +17,7 @@ struct AddedToken {
   bool lstrip = false;       // absorb whitespace on the left
   bool rstrip = false;       // absorb whitespace on the right
   bool single_word = false;  // only match as a whole word
-  bool normalized = false;   // (matched on the raw text here too; see README)
+  bool normalized = false;   // matched in the normalized text instead of the raw text
 };
 
 // A piece of input: either an added token (id >= 0) or text for the model.

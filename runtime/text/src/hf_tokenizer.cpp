@@ -115,8 +115,9 @@ class HfTokenizer final : public Tokenizer {
   HfTokenizer(const json& root, std::map<std::string, std::string, std::less<>> named)
       : model_(parse_model(root.at("model"))),
         added_(parse_added_tokens(root.value("added_tokens", json()))),
-        matcher_(added_),
         normalizer_(root.value("normalizer", json())),
+        raw_matcher_(select_added(added_, false, normalizer_)),
+        normalized_matcher_(select_added(added_, true, normalizer_)),
         pre_tokenizer_(root.value("pre_tokenizer", json())),
         decoder_(root.value("decoder", json())),
         post_(parse_post_processor(root.value("post_processor", json()))),
@@ -146,13 +147,21 @@ class HfTokenizer final : public Tokenizer {
   std::vector<int32_t> encode(std::string_view text, bool add_special_tokens) const override {
     std::vector<int32_t> ids;
     if (add_special_tokens) ids = post_.before;
-    for (const Segment& seg : matcher_.split(text)) {
+    // Tokens with normalized=false are found in the raw text; those with
+    // normalized=true in the normalized text of what is left (as tokenizers does).
+    for (const Segment& seg : raw_matcher_.split(text)) {
       if (seg.added_id >= 0) {
         ids.push_back(seg.added_id);
         continue;
       }
       const std::string normalized = normalizer_.apply(seg.text);
-      for (const std::string_view word : pre_tokenizer_.split(normalized)) model_.encode_word(word, ids);
+      for (const Segment& piece : normalized_matcher_.split(normalized)) {
+        if (piece.added_id >= 0) {
+          ids.push_back(piece.added_id);
+          continue;
+        }
+        for (const std::string_view word : pre_tokenizer_.split(piece.text)) model_.encode_word(word, ids);
+      }
     }
     if (add_special_tokens) ids.insert(ids.end(), post_.after.begin(), post_.after.end());
     return ids;
@@ -190,10 +199,24 @@ class HfTokenizer final : public Tokenizer {
   }
 
  private:
+  // The added tokens matched at one stage; normalized ones are matched by
+  // their normalized text.
+  static std::vector<AddedToken> select_added(const std::vector<AddedToken>& all, bool normalized,
+                                              const Normalizer& normalizer) {
+    std::vector<AddedToken> out;
+    for (const auto& a : all) {
+      if (a.normalized != normalized) continue;
+      out.push_back(a);
+      if (normalized) out.back().content = normalizer.apply(a.content);
+    }
+    return out;
+  }
+
   BpeModel model_;
   std::vector<AddedToken> added_;
-  AddedTokenMatcher matcher_;
   Normalizer normalizer_;
+  AddedTokenMatcher raw_matcher_;
+  AddedTokenMatcher normalized_matcher_;
   PreTokenizer pre_tokenizer_;
   Decoder decoder_;
   PostProcessor post_;
