@@ -12,7 +12,8 @@ BpeModel::BpeModel(StringMap<int32_t> vocab,
                    const std::vector<std::pair<std::string, std::string>>& merges,
                    BpeOptions options)
     : vocab_(std::move(vocab)), options_(std::move(options)) {
-  merges_.reserve(merges.size());
+  std::unordered_map<uint64_t, Merge> by_pair;
+  by_pair.reserve(merges.size());
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     const auto& [left, right] = merges[rank];
     const auto a = vocab_.find(left);
@@ -25,8 +26,9 @@ BpeModel::BpeModel(StringMap<int32_t> vocab,
       throw TokenizerError("BPE merge #" + std::to_string(rank) + " ('" + left + "', '" + right +
                            "') makes a token missing from the vocabulary");
     // The first (lowest-rank) occurrence of a pair wins, as in tokenizers.
-    merges_.try_emplace(pair_key(a->second, b->second), Merge{static_cast<int32_t>(rank), r->second});
+    by_pair.try_emplace(pair_key(a->second, b->second), Merge{static_cast<int32_t>(rank), r->second});
   }
+  build_merge_table(by_pair);
   if (!options_.unk_token.empty()) {
     const auto u = vocab_.find(options_.unk_token);
     if (u == vocab_.end())
@@ -41,9 +43,29 @@ BpeModel::BpeModel(StringMap<int32_t> vocab,
   }
 }
 
+namespace {
+uint64_t mix(uint64_t key) { return (key * 0x9E3779B97F4A7C15ull) >> 17; }
+}  // namespace
+
+void BpeModel::build_merge_table(const std::unordered_map<uint64_t, Merge>& merges) {
+  size_t size = 16;
+  while (size < merges.size() * 2) size *= 2;  // load factor <= 1/2
+  merge_table_.assign(size, Slot{});
+  merge_mask_ = size - 1;
+  for (const auto& [key, merge] : merges) {
+    uint64_t i = mix(key) & merge_mask_;
+    while (merge_table_[i].key != kEmpty) i = (i + 1) & merge_mask_;
+    merge_table_[i] = Slot{key, merge};
+  }
+}
+
 const BpeModel::Merge* BpeModel::find_merge(int32_t a, int32_t b) const {
-  const auto it = merges_.find(pair_key(a, b));
-  return it == merges_.end() ? nullptr : &it->second;
+  const uint64_t key = pair_key(a, b);
+  for (uint64_t i = mix(key) & merge_mask_;; i = (i + 1) & merge_mask_) {
+    const Slot& slot = merge_table_[i];
+    if (slot.key == key) return &slot.merge;
+    if (slot.key == kEmpty) return nullptr;
+  }
 }
 
 void BpeModel::encode_word(std::string_view word, std::vector<int32_t>& out) const {

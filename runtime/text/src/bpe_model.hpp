@@ -44,9 +44,18 @@ class BpeModel {
     return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
   }
   const Merge* find_merge(int32_t a, int32_t b) const;
+  void build_merge_table(const std::unordered_map<uint64_t, Merge>& merges);
 
   StringMap<int32_t> vocab_;
-  std::unordered_map<uint64_t, Merge> merges_;
+  // Merges by (left id, right id): an open-addressing table (linear probing,
+  // power-of-two size) because this lookup is the encoder's hot path.
+  struct Slot {
+    uint64_t key = kEmpty;
+    Merge merge{};
+  };
+  static constexpr uint64_t kEmpty = ~uint64_t{0};
+  std::vector<Slot> merge_table_;
+  uint64_t merge_mask_ = 0;
   BpeOptions options_;
   int32_t unk_id_ = -1;
   std::array<int32_t, 256> byte_ids_{};  // -1 where the vocabulary lacks <0xNN>
