@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "fixtures.hpp"
+#include "seatrt/text/chat_messages.hpp"
 #include "seatrt/text/chat_template.hpp"
 
 using namespace seatrt::text;
@@ -62,4 +63,37 @@ TEST_CASE("templates: special tokens come from tokenizer_config.json and kwargs 
   const auto tokens = template_special_tokens(read_fixture("tokenizer/tokenizer_config.json"));
   CHECK(tokens.at("eos_token") == "<eos>");
   CHECK(tokens.count("sot_token") == 0);
+}
+
+TEST_CASE("templates: string tool-call arguments, once prepared, render as the mapping form does") {
+  // The oracle rendered these conversations with arguments as mappings; an
+  // OpenAI client sends them as JSON strings.
+  for (const char* name : {"tool_response", "tool_call_typed_arguments", "call_response_answer_roundtrip"}) {
+    INFO("case " << name);
+    const auto c = nlohmann::ordered_json::parse(read_fixture(std::string("templates/cases/chat_template__") + name + ".json"));
+    const ChatTemplate tpl(read_fixture("templates/" + c["template"].get<std::string>()), kSpecialTokens);
+    ChatTemplateInputs in;
+    in.messages = c["messages"];
+    for (auto& m : in.messages)
+      if (m.contains("tool_calls"))
+        for (auto& call : m["tool_calls"]) call["function"]["arguments"] = call["function"]["arguments"].dump();
+    in.tools = c["tools"];
+    in.kwargs = c["kwargs"];
+    in.add_generation_prompt = c["add_generation_prompt"];
+    CHECK_THROWS_AS(tpl.render(in), jinja::TemplateError);  // the 07-09 template refuses strings
+    prepare_chat_messages(in.messages);
+    CHECK(tpl.render(in) == c["expected"].get<std::string>());
+  }
+  nlohmann::ordered_json messages = nlohmann::ordered_json::parse(R"([
+    {"role": "assistant", "tool_calls": [], "reasoning_content": "r"},
+    {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": ""}},
+                                         {"function": {"name": "g", "arguments": null}}]}])");
+  prepare_chat_messages(messages);
+  CHECK_FALSE(messages[0].contains("tool_calls"));
+  CHECK(messages[0]["reasoning"] == "r");
+  CHECK(messages[1]["tool_calls"][0]["function"]["arguments"].is_object());
+  CHECK(messages[1]["tool_calls"][1]["function"]["arguments"].is_object());
+  nlohmann::ordered_json bad = nlohmann::ordered_json::parse(
+      R"([{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "{not json"}}]}])");
+  CHECK_THROWS_WITH(prepare_chat_messages(bad), Catch::Contains("arguments is not valid JSON"));
 }
