@@ -20,6 +20,21 @@ const std::array<float, 256>& e4m3_table() {
   return table;
 }
 
+// Both E2M1 values of a packed byte: [0] = low nibble (even column), [1] = high.
+struct NibblePair {
+  float low, high;
+};
+const std::array<NibblePair, 256>& e2m1_pair_table() {
+  static const std::array<NibblePair, 256> table = [] {
+    std::array<NibblePair, 256> t{};
+    for (int b = 0; b < 256; ++b) {
+      t[static_cast<size_t>(b)] = {e2m1_to_f32(static_cast<uint8_t>(b & 0x0F)), e2m1_to_f32(static_cast<uint8_t>(b >> 4))};
+    }
+    return t;
+  }();
+  return table;
+}
+
 void check_matrix(const seatrt_tensor& t, const char* op, const std::string& name, int64_t rows,
                   int64_t cols) {
   need_ndim(t, op, name.c_str(), 2);
@@ -85,10 +100,6 @@ void validate_weight(const seatrt_linear_weight* w, const char* op, const char* 
   check_matrix(scales, op, name + ".scales", out, in / 16);
 }
 
-float nvfp4_group_scale(uint8_t e4m3_bits, float global_scale) {
-  return e4m3_table()[e4m3_bits] / global_scale;
-}
-
 void decode_weight_row(const seatrt_linear_weight& w, int64_t row, float* dst) {
   const int64_t in = w.in_features;
   if (w.format == SEATRT_WFMT_DENSE) {
@@ -99,13 +110,16 @@ void decode_weight_row(const seatrt_linear_weight& w, int64_t row, float* dst) {
   }
   const uint8_t* packed = static_cast<const uint8_t*>(w.data.data) + row * w.data.strides[0];
   const uint8_t* scales = static_cast<const uint8_t*>(w.scales.data) + row * w.scales.strides[0];
+  const std::array<float, 256>& scale_table = e4m3_table();
+  const std::array<NibblePair, 256>& pairs = e2m1_pair_table();
   for (int64_t g = 0; g < in / 16; ++g) {
-    const float scale = nvfp4_group_scale(scales[g], w.global_scale);
+    const float scale = scale_table[scales[g]] / w.global_scale;  // rounded to fp32 before the multiply, as compressed-tensors does
     const uint8_t* bytes = packed + g * 8;
     float* out = dst + g * 16;
     for (int i = 0; i < 8; ++i) {
-      out[2 * i] = e2m1_to_f32(static_cast<uint8_t>(bytes[i] & 0x0Fu)) * scale;  // low nibble: even column
-      out[2 * i + 1] = e2m1_to_f32(static_cast<uint8_t>(bytes[i] >> 4)) * scale;
+      const NibblePair& pair = pairs[bytes[i]];
+      out[2 * i] = pair.low * scale;  // low nibble: even column
+      out[2 * i + 1] = pair.high * scale;
     }
   }
 }

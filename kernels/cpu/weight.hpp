@@ -13,9 +13,6 @@ namespace seatrt::cpu {
 // The weight must have passed validate_weight.
 void decode_weight_row(const seatrt_linear_weight& w, int64_t row, float* dst);
 
-// The NVFP4 group scale as applied: e4m3 value / global_scale, in fp32.
-float nvfp4_group_scale(uint8_t e4m3_bits, float global_scale);
-
 // y[m * y_stride + (n - n_begin)] = x[m] . W[n] for n in [n_begin, n_end),
 // m in [0, rows).  x is rows x in_features contiguous fp32; wrow is scratch of
 // in_features floats.  Sums in fp32 in a fixed order.
