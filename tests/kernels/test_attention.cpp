@@ -83,6 +83,20 @@ void run_case(const Case& c, uint32_t seed) {
     if (!written[static_cast<size_t>(s)]) REQUIRE(k_cache.bytes()[s * slot_elems * esize] == 0x3C);
   }
 
+  // F8: every stored code decodes (by the E4M3 definition) to value / scale
+  // within half a step (1/16 relative, or half the smallest subnormal).
+  if (c.cache_dtype == SEATRT_DTYPE_F8_E4M3) {
+    for (int64_t i = 0; i < total; ++i) {
+      const int64_t s = slots[static_cast<size_t>(i)];
+      if (s < 0) continue;
+      for (int64_t e = 0; e < slot_elems; ++e) {
+        const double want = k.at(i * slot_elems + e) / layer.k_scale;
+        const double got = test::e4m3_value(k_cache.bytes()[s * slot_elems + e]);
+        REQUIRE(std::fabs(got - want) <= std::fabs(want) / 16 + std::ldexp(1.0, -10));
+      }
+    }
+  }
+
   // What the cache holds, by the test's own codecs.
   const auto held = [&](const Tensor& src, int64_t row, int64_t h, int64_t d, float scale) {
     const double x = src.at((row * c.kv_heads + h) * c.dim + d);

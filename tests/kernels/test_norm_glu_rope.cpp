@@ -29,7 +29,7 @@ std::vector<double> rms_ref(const Tensor& x, const Tensor* w, double eps) {
 
 TEST_CASE("rms_norm with and without weight, fp32 inside") {
   std::mt19937 rng(21);
-  for (int32_t dtype : {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16}) {
+  for (int32_t dtype : {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16, SEATRT_DTYPE_F16}) {
     Tensor x = test::random_tensor(rng, dtype, {3, 4, 96}, -3, 3);
     Tensor w = test::random_tensor(rng, SEATRT_DTYPE_BF16, {96}, 0.5, 1.5);
     Tensor out(SEATRT_DTYPE_F32, {3, 4, 96});
