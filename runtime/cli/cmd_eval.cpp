@@ -114,6 +114,8 @@ int run_eval(std::span<const std::string> args) {
     std::cout << "model: " << o.model_dir.string() << " (architecture " << loaded.prepared().arch_name()
               << ", quantization " << (loaded.prepared().quant_name().empty() ? "none" : loaded.prepared().quant_name())
               << ", kernels " << session.plugins().kernels->name() << ")\n";
+    std::cout << "device bytes: weights " << loaded.info().weight_bytes << ", workspace " << loaded.info().workspace_bytes
+              << "\n";
     std::cout << "prompt tokens: " << o.tokens.size() << "\n";
     std::cout << "greedy:";
     for (std::size_t i = 0; i < result.greedy.size(); ++i) std::cout << (i ? "," : " ") << result.greedy[i];

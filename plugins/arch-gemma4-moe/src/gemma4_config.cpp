@@ -131,6 +131,7 @@ Config Config::parse(const std::string& config_json) {
   const int32_t head_dim = t.positive("head_dim", 1 << 16);
   c.intermediate_size = t.positive("intermediate_size");
   c.rms_eps = static_cast<float>(t.number("rms_norm_eps"));
+  if (!(c.rms_eps >= 0.0f && c.rms_eps < 1.0f)) t.fail("rms_norm_eps", "must be in [0, 1)");
   c.max_position = t.positive("max_position_embeddings");
   c.final_softcap = t.has("final_logit_softcapping") ? static_cast<float>(t.number("final_logit_softcapping")) : 0.0f;
   c.attn_softcap = t.has("attn_logit_softcapping") ? static_cast<float>(t.number("attn_logit_softcapping")) : 0.0f;

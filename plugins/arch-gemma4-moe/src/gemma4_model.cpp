@@ -25,6 +25,20 @@ float bf16_round(float v) {
   return std::bit_cast<float>(bits & 0xFFFF0000u);
 }
 
+// Bytes a tensor occupies on the device (for seatrt_model_info).
+uint64_t tensor_bytes(const seatrt_tensor& t) {
+  if (!t.data) return 0;
+  uint64_t n = 1;
+  for (int i = 0; i < t.ndim; ++i) n *= static_cast<uint64_t>(t.shape[i]);
+  switch (t.dtype) {
+    case SEATRT_DTYPE_F32:
+    case SEATRT_DTYPE_I32: return 4 * n;
+    case SEATRT_DTYPE_BF16:
+    case SEATRT_DTYPE_F16: return 2 * n;
+    default: return n;  // E2M1X2 / F8 / U8: one byte per element
+  }
+}
+
 float decode_scalar(const seatrt_checkpoint_tensor& t) {
   uint16_t half;
   float f;
@@ -129,7 +143,7 @@ seatrt_tensor Model::load_plain(const std::string& name) {
   seatrt_tensor t{};
   t.struct_size = sizeof(t);
   sdk::throw_if_error(src_->load_tensor(src_, name.c_str(), SEATRT_DTYPE_F32, &t));
-  info_.weight_bytes += static_cast<uint64_t>(std::max<int64_t>(1, t.shape[0]) * (t.ndim > 1 ? t.shape[1] : 1)) * 4;
+  info_.weight_bytes += tensor_bytes(t);
   return t;
 }
 
@@ -147,6 +161,7 @@ void Model::load_layer(int32_t index) {
   const auto linear = [&](const std::string& module) {
     const seatrt_linear_weight* out = nullptr;
     sdk::throw_if_error(src_->load_linear(src_, (p + module).c_str(), &out));
+    info_.weight_bytes += tensor_bytes(out->data) + tensor_bytes(out->scales);
     return out;
   };
   w.q_proj = linear("self_attn.q_proj");

@@ -52,6 +52,7 @@ TensorEntry parse_entry(const std::filesystem::path& path, const std::string& na
   uint64_t elements = 1;
   for (const auto& d : shape) {
     const uint64_t dim = json_u64(path, name, d, "every shape entry");
+    if (dim > (uint64_t{1} << 48)) fail(path, "tensor '" + name + "': dimension " + std::to_string(dim) + " is absurd");
     if (dim != 0 && elements > std::numeric_limits<uint64_t>::max() / dim)
       fail(path, "tensor '" + name + "': shape overflows");
     elements *= dim;
