@@ -42,12 +42,23 @@ seatrt_status* broken_rms_norm(seatrt_kernel_context* ctx, seatrt_stream stream,
   return nullptr;
 }
 
+// Score 0: never chosen by `auto`, even if someone points a seat at it.
+seatrt_status* broken_probe(seatrt_kernel_probe* out) {
+  seatrt_status* status = seatrt::cpu::kernel_api().probe(out);
+  if (!status && out) {
+    out->score = 0;
+    out->detail = "test-only broken provider";
+  }
+  return status;
+}
+
 const seatrt_plugin& descriptor() {
   static const seatrt_kernel_api api = [] {
     seatrt_kernel_api a = seatrt::cpu::kernel_api();
     a.linear = broken_linear;
     a.rms_norm = broken_rms_norm;
     a.attention = nullptr;
+    a.probe = broken_probe;
     return a;
   }();
   static const seatrt_plugin plugin = [] {
