@@ -193,6 +193,10 @@ TEST_CASE("config.json with missing keys or wrong types", "[corrupt]") {
   edit_config(copy.dir(), [](auto& c) { c["quantization_config"] = "yes"; });
   CHECK_THROWS_WITH(load_all(copy.dir()), Contains("quantization_config' must be an object"));
 
+  FixtureCopy generation(kFixture);
+  std::ofstream(generation.dir() / "generation_config.json", std::ios::trunc) << "{\"eos_token_id\": [1,";
+  CHECK_THROWS_WITH(load_all(generation.dir()), Contains("generation_config.json") && Contains("malformed JSON"));
+
   std::ofstream(copy.dir() / "config.json", std::ios::trunc) << "{\"model_type\": \"gemma4\",";
   CHECK_THROWS_WITH(load_all(copy.dir()), Contains("config.json") && Contains("malformed JSON"));
 }

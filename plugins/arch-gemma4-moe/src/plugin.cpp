@@ -1,4 +1,6 @@
 // The "gemma4" architecture plugin: the seatrt_arch_api table.
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -49,10 +51,11 @@ void destroy(seatrt_model* model) { delete model; }
 
 seatrt_status* info(const seatrt_model* model, seatrt_model_info* out) {
   return seatrt::sdk::guard([&] {
-    if (!out || out->struct_size < sizeof(seatrt_model_info))
-      throw Error(SEATRT_ERR_INVALID_ARG, "info: seatrt_model_info struct_size too small");
+    if (!out) throw Error(SEATRT_ERR_INVALID_ARG, "info: out is NULL");
+    // Fill only as far as the caller's struct reaches (ABI size rule).
     const uint32_t size = out->struct_size;
-    *out = model->impl->info();
+    seatrt_model_info full = model->impl->info();
+    std::memcpy(out, &full, std::min<std::size_t>(size, sizeof(full)));
     out->struct_size = size;
   });
 }

@@ -36,16 +36,17 @@ seatrt_status* as_status(const seatrt_host_api* host, Body&& body) noexcept {
 }
 
 void fill_checkpoint_tensor(const TensorEntry& t, seatrt_checkpoint_tensor* out) {
-  if (!out || out->struct_size < sizeof(seatrt_checkpoint_tensor))
-    throw StatusError(SEATRT_ERR_INVALID_ARG, "seatrt_checkpoint_tensor: struct_size too small");
-  out->dtype = t.dtype;
-  out->name = t.name.c_str();
-  out->data = t.data;
-  out->nbytes = t.nbytes;
-  out->ndim = static_cast<int32_t>(t.shape.size());
-  out->reserved0 = 0;
-  for (int i = 0; i < SEATRT_MAX_DIMS; ++i)
-    out->shape[i] = i < out->ndim ? t.shape[static_cast<std::size_t>(i)] : 0;
+  if (!out) throw StatusError(SEATRT_ERR_INVALID_ARG, "seatrt_checkpoint_tensor: out is NULL");
+  seatrt_checkpoint_tensor full{};
+  full.struct_size = out->struct_size;
+  full.dtype = t.dtype;
+  full.name = t.name.c_str();
+  full.data = t.data;
+  full.nbytes = t.nbytes;
+  full.ndim = static_cast<int32_t>(t.shape.size());
+  for (int i = 0; i < full.ndim; ++i) full.shape[i] = t.shape[static_cast<std::size_t>(i)];
+  // Write only as far as the plugin's struct reaches (ABI size rule).
+  std::memcpy(out, &full, std::min<std::size_t>(out->struct_size, sizeof(full)));
 }
 
 std::size_t element_count(const seatrt_tensor& t) {
