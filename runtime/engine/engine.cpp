@@ -12,7 +12,7 @@
 namespace seatrt::engine {
 
 Engine::Engine(const EngineConfig& config, const KvPlan& plan, std::unique_ptr<ModelRunner> runner)
-    : config_(config), kv_(plan), scheduler_(config.scheduler, kv_), runner_(std::move(runner)) {
+    : config_(config), kv_(plan, config.prefix_caching), scheduler_(config.scheduler, kv_), runner_(std::move(runner)) {
   stats_.blocks_total = kv_.blocks_total();
   thread_ = std::thread([this] { loop(); });
 }

@@ -22,6 +22,7 @@ namespace seatrt::engine {
 struct EngineConfig {
   SchedulerConfig scheduler;
   int64_t max_model_len = 0;
+  bool prefix_caching = true;
 };
 
 struct EngineStats {

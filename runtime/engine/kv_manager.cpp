@@ -9,7 +9,7 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
-KvManager::KvManager(const KvPlan& plan) : plan_(plan) {
+KvManager::KvManager(const KvPlan& plan, bool prefix_caching) : plan_(plan), prefix_caching_(prefix_caching) {
   if (plan_.full) full_.emplace(plan_.full->num_blocks);
   if (plan_.windowed) window_.emplace(plan_.windowed->num_blocks);
 }
@@ -22,6 +22,7 @@ int64_t KvManager::blocks_total() const {
 }
 
 void KvManager::match_prefix(Sequence& seq) {
+  if (!prefix_caching_) return;
   const int64_t bs = plan_.block_size;
   const int64_t len = static_cast<int64_t>(seq.tokens.size());
   const int64_t max_blocks = (len - 1) / bs;

@@ -14,7 +14,8 @@ namespace seatrt::engine {
 
 class KvManager {
  public:
-  explicit KvManager(const KvPlan& plan);
+  // prefix_caching false: match_prefix never reuses cached blocks.
+  explicit KvManager(const KvPlan& plan, bool prefix_caching = true);
 
   const KvPlan& plan() const { return plan_; }
   int32_t block_size() const { return plan_.block_size; }
@@ -42,6 +43,7 @@ class KvManager {
   void release_out_of_window(Sequence& seq);
 
   KvPlan plan_;
+  bool prefix_caching_ = true;
   std::optional<BlockPool> full_;
   std::optional<BlockPool> window_;
 };

@@ -131,6 +131,7 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
   ec.scheduler.max_num_batched_tokens = max_batch;
   ec.scheduler.max_waiting = seat.server.max_queue;
   ec.max_model_len = max_model_len;
+  ec.prefix_caching = seat.cache.prefix_caching;
   rt.engine = std::make_shared<engine::Engine>(ec, plan, std::move(runner));
 
   // Text boundary.
@@ -178,6 +179,7 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
   rt.host = seat.server.host;
   rt.port = seat.server.port;
   rt.drain_timeout_s = seat.server.drain_timeout_s;
+  rt.request_timeout_s = seat.server.request_timeout_s;
 
   json plugins = json::array();
   plugins.push_back(plugin_json("kernels", parts.plugins.kernels));

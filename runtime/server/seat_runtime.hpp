@@ -49,6 +49,7 @@ struct SeatRuntime {
   std::string host = "127.0.0.1";
   int port = 8000;
   double drain_timeout_s = 30.0;
+  double request_timeout_s = 600.0;  // a generation running longer is cancelled
   int retry_after_s = 1;
 };
 

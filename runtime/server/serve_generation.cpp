@@ -123,9 +123,18 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
   bool gone = false;
   std::string failure;
   bool failure_non_finite = false;
+  int failure_status = 500;
   size_t done = 0;
   while (done < n) {
     auto ev = gen.next(std::chrono::milliseconds(50));
+    if (!ev && std::chrono::duration<double>(Clock::now() - gen.start_time()).count() > seat.request_timeout_s) {
+      gen.cancel();
+      failure_status = 504;
+      failure = "the request ran longer than the seat's request_timeout_s (" + std::to_string(seat.request_timeout_s) +
+                " s) and was cancelled";
+      if (stream) writer.write_event(ApiError(504, "TimeoutError", failure).to_json().dump());
+      break;
+    }
     if (!ev) {
       if (writer.client_gone()) {
         gone = true;
@@ -232,11 +241,13 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
     }
     writer.write_event("[DONE]");
     writer.end_events();
-    return failure.empty() ? 200 : 500;
+    return failure.empty() ? 200 : failure_status;
   }
   if (!failure.empty()) {
-    writer.send(500, "application/json", error_event(failure, failure_non_finite).dump());
-    return 500;
+    const std::string body = failure_status == 504 ? ApiError(504, "TimeoutError", failure).to_json().dump()
+                                                   : error_event(failure, failure_non_finite).dump();
+    writer.send(failure_status, "application/json", body);
+    return failure_status;
   }
   json list = json::array();
   for (size_t i = 0; i < n; ++i) {

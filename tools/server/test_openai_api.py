@@ -98,6 +98,16 @@ class OpenAIApiTest(unittest.TestCase):
         full = self.client.completions.create(model=MODEL, prompt="abc", max_tokens=6, temperature=0)
         self.assertEqual(text, full.choices[0].text)
 
+    def test_repeated_prompt_hits_the_prefix_cache(self):
+        text = "prefix cache probe " + "lorem ipsum dolor sit amet " * 12
+        first = self.chat(text, max_tokens=2, temperature=0)
+        second = self.chat(text, max_tokens=2, temperature=0)
+        details = second.usage.prompt_tokens_details
+        self.assertIsNotNone(details)
+        self.assertGreaterEqual(details.cached_tokens, 16)
+        self.assertLess(details.cached_tokens, second.usage.prompt_tokens)
+        self.assertEqual(first.choices[0].message.content, second.choices[0].message.content)
+
     def test_n_equals_two(self):
         r = self.chat("two answers", max_tokens=10, temperature=1.0, n=2, seed=3)
         self.assertEqual(len(r.choices), 2)
