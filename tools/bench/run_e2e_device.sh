@@ -14,7 +14,8 @@
 #   3. the op-level benchmark (seatrt-bench-ops) at batch 1/4/8/16/32 with
 #      the copy bandwidth measured in the same run.
 # Logs go to $OUT (or /tmp).  Time limits (seconds) can be set from the
-# environment: FIXTURE_LIMIT, GEN_LIMIT, DECODE_SECONDS, DECODE_LIMIT, BENCH_LIMIT.
+# environment: FIXTURE_LIMIT, GEN_LIMIT, DECODE_SECONDS, DECODE_LIMIT, BENCH_LIMIT
+# (0 = skip the benchmark).
 set -u
 c=${1:-build-cudae2e/carry}
 out=${OUT:-/tmp}
@@ -47,7 +48,9 @@ timeout "${DECODE_LIMIT:-200}" "$c/bin/seatrt-synth-decode" "$dir" --provider "$
 echo "decode exit: ${PIPESTATUS[0]}"
 rm -rf "$dir"
 
-stamp "3. op-level benchmark"
-timeout "${BENCH_LIMIT:-90}" "$c/bin/seatrt-bench-ops" "$cuda" 5 1,4,8,16,32 2>&1 | tee "$out/bench.log" | tail -45
-echo "bench exit: ${PIPESTATUS[0]}"
+if [ "${BENCH_LIMIT:-90}" -gt 0 ]; then
+  stamp "3. op-level benchmark"
+  timeout "${BENCH_LIMIT:-90}" "$c/bin/seatrt-bench-ops" "$cuda" 5 1,4,8,16,32 2>&1 | tee "$out/bench.log" | tail -45
+  echo "bench exit: ${PIPESTATUS[0]}"
+fi
 stamp "done"
