@@ -162,7 +162,12 @@ void Engine::step() {
         std::span<const float> row_logits(logits.data() + row * vocab, vocab);
         ++row;
         std::vector<uint32_t> mask;
-        if (seq.request.allowed_mask) mask = seq.request.allowed_mask();
+        try {
+          if (seq.request.allowed_mask) mask = seq.request.allowed_mask();
+        } catch (const std::exception& e) {
+          finish(c.seq, FinishReason::error, std::string("the output constraint failed: ") + e.what());
+          continue;
+        }
         SampleInput in;
         in.logits = row_logits;
         in.params = &seq.request.sampling;
@@ -194,7 +199,13 @@ void Engine::step() {
           continue;
         }
         seq.tokens.push_back(r.event.token);
-        const bool keep = !seq.request.on_token || seq.request.on_token(r.event);
+        bool keep = true;
+        try {
+          keep = !seq.request.on_token || seq.request.on_token(r.event);
+        } catch (const std::exception& e) {  // e.g. a parser plugin failed on this output
+          finish(c.seq, FinishReason::error, std::string("processing the output failed: ") + e.what());
+          continue;
+        }
         if (!keep) {
           finish(c.seq, FinishReason::stop, "");
         } else if (seq.generated() >= seq.request.max_new_tokens ||

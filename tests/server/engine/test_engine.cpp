@@ -144,3 +144,19 @@ TEST_CASE("a full queue refuses submissions; draining refuses everything") {
   engine.stop_accepting();
   CHECK(engine.submit(r, nullptr) == SubmitStatus::draining);
 }
+
+TEST_CASE("a callback that throws fails its request, not the engine") {
+  Engine engine({{4, 64, 64}, 64}, plan_with(40), std::make_unique<PagedEchoModel>(160, 4));
+  auto promise = std::make_shared<std::promise<FinishInfo>>();
+  GenerationRequest r;
+  r.prompt = {1, 2, 3};
+  r.max_new_tokens = 5;
+  r.on_token = [](const TokenEvent&) -> bool { throw std::runtime_error("parser exploded"); };
+  r.on_finish = [promise](const FinishInfo& info) { promise->set_value(info); };
+  REQUIRE(engine.submit(std::move(r), nullptr) == SubmitStatus::accepted);
+  const auto info = promise->get_future().get();
+  CHECK(info.reason == FinishReason::error);
+  CHECK_THAT(info.error, Catch::Contains("parser exploded"));
+  // The engine still serves.
+  CHECK(run(engine, prompt_for(1), 9, 4).get().info.reason == FinishReason::length);
+}
