@@ -164,6 +164,22 @@ TEST_CASE("missing, unexpected and misshapen tensors are listed", "[corrupt]") {
                                               Contains("misshapen tensors: " + qn + " [16, 2] (expected [32])"));
 }
 
+TEST_CASE("fused 3-D experts are refused with the reason", "[corrupt]") {
+  FixtureCopy copy(kFixture);
+  const std::string from = "model.language_model.layers.0.experts.0.gate_proj.weight_packed";
+  const std::string to = "model.language_model.layers.0.experts.gate_up_proj";
+  const auto shard = shard_of(copy.dir(), from);
+  auto raw = read_raw(shard);
+  auto index = read_json(copy.dir() / "model.safetensors.index.json");
+  raw.header[to] = raw.header[from];
+  raw.header.erase(from);
+  index["weight_map"][to] = index["weight_map"][from];
+  index["weight_map"].erase(from);
+  write_raw(shard, raw);
+  write_json(copy.dir() / "model.safetensors.index.json", index);
+  CHECK_THROWS_WITH(load_all(copy.dir()), Contains(to) && Contains("per-expert Linears"));
+}
+
 void edit_config(const std::filesystem::path& dir, const std::function<void(nlohmann::json&)>& edit) {
   auto config = read_json(dir / "config.json");
   edit(config);

@@ -107,6 +107,20 @@ void inspect_checkpoint(const Config& c, const seatrt_model_source* src,
   if (c.moe)
     say("experts: " + std::to_string(c.num_experts) + " per layer, top-" + std::to_string(c.top_k));
 
+  // Unquantized releases store the experts fused in 3-D tensors; this
+  // plugin reads the per-expert Linears llm-compressor writes.
+  if (c.moe) {
+    const std::string fused = c.prefix + "layers.0.experts.gate_up_proj";
+    seatrt_checkpoint_tensor t{};
+    t.struct_size = sizeof(t);
+    seatrt_status* st = src->find_tensor(src, fused.c_str(), &t);
+    if (!st)
+      throw Error(SEATRT_ERR_UNSUPPORTED, "tensor '" + fused + "': fused 3-D expert tensors are not supported; use a "
+                                          "checkpoint with per-expert Linears (experts.<e>.gate_proj/up_proj/down_proj, "
+                                          "as llm-compressor writes them)");
+    sdk::host()->status_free(st);
+  }
+
   // 1. The architecture-class guard: the router must stay dense.
   std::vector<std::string> quantized_routers;
   int64_t expert_linears = 0, quantized = 0, dense = 0;
