@@ -10,6 +10,7 @@
 #include "seatrt/host/status.hpp"
 #include "seatrt/model/model_loader.hpp"
 #include "seatrt/model/model_session.hpp"
+#include "seatrt/text/chat_messages.hpp"
 #include "seatrt/text/chat_template.hpp"
 #include "seatrt/text/hf_tokenizer.hpp"
 
@@ -147,6 +148,7 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
                             const nlohmann::ordered_json& kwargs, bool add_generation_prompt) {
       text::ChatTemplateInputs in;
       in.messages = messages;
+      text::prepare_chat_messages(in.messages);  // as vLLM does before rendering
       in.tools = tools;
       in.kwargs = kwargs;
       in.add_generation_prompt = add_generation_prompt;

@@ -175,6 +175,20 @@ class OpenAIApiTest(unittest.TestCase):
         self.assertIsNone(none.choices[0].message.tool_calls)
         self.assertEqual(none.choices[0].message.content, plain.choices[0].message.content)
 
+    def test_tool_result_round_trip_renders(self):
+        messages = [
+            {"role": "user", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {
+                "name": "get_weather", "arguments": '{"city": "Paris", "days": 2}'}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+        ]
+        r = self.client.chat.completions.create(model=MODEL, messages=messages, tools=[WEATHER_TOOL], max_tokens=4)
+        self.assertEqual(r.choices[0].finish_reason, "length")
+        bad = [dict(messages[1], tool_calls=[{"id": "c", "type": "function",
+                                                 "function": {"name": "get_weather", "arguments": "{not json"}}])]
+        with self.assertRaises(openai.BadRequestError):
+            self.client.chat.completions.create(model=MODEL, messages=[messages[0]] + bad, max_tokens=4)
+
     def test_streamed_tool_call_deltas_assemble_to_the_same_call(self):
         name, args, ids_seen = "", "", set()
         finish = None
