@@ -178,9 +178,10 @@ std::shared_ptr<LoadedPlugin> PluginRegistry::load_file(const fs::path& path) {
     throw Error(SEATRT_ERR_INTERNAL,
                 who + " failed to initialize: it threw an exception, which the ABI forbids");
   }
-  if (status != nullptr)
-    throw Error(host_api()->status_code(status),
-                who + " failed to initialize: " + take_status_message(status));
+  if (status != nullptr) {
+    const seatrt_status_code code = host_api()->status_code(status);  // before it is freed
+    throw Error(code, who + " failed to initialize: " + take_status_message(status));
+  }
   std::shared_ptr<LoadedPlugin> plugin(
       new LoadedPlugin(std::move(opened.library), canonical, opened.descriptor));
   loaded[canonical.string()] = plugin;
