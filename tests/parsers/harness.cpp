@@ -1,6 +1,6 @@
 #include "harness.hpp"
 
-#include <regex>
+#include <algorithm>
 
 namespace seatrt::parsers::test {
 
@@ -81,8 +81,11 @@ void Recorder::reasoning(std::string_view text) {
 }
 
 void Recorder::tool_call(int index, const std::string& id, const std::string& name, std::string_view delta) {
-  static const std::regex kId("call_[A-Za-z0-9]{24}");
-  if (!std::regex_match(id, kId)) problems_.push_back("bad call id '" + id + "'");
+  const bool id_ok = id.size() == 29 && id.starts_with("call_") &&
+                     std::all_of(id.begin() + 5, id.end(), [](char c) {
+                       return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+                     });
+  if (!id_ok) problems_.push_back("bad call id '" + id + "'");
   if (name.empty()) problems_.push_back("tool call delta without a name");
   if (index < 0 || static_cast<size_t>(index) > ids_.size()) {
     problems_.push_back("tool call index out of order: " + std::to_string(index));

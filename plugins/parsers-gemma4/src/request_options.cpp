@@ -1,9 +1,10 @@
 #include "request_options.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <utility>
 #include <stdexcept>
 
-#include <toml++/toml.h>
 
 #include "markers.hpp"
 
@@ -98,26 +99,40 @@ void read_response_format(const json& format, RequestOptions& out) {
   }
 }
 
+// The seat's options for this parser: `key = integer` lines of TOML (the
+// only form its options take; other keys are left to other readers).  Read
+// by hand so the plugin needs no TOML library at run time.
 void read_limits(std::string_view options_toml, GrammarLimits& limits) {
-  if (options_toml.empty()) return;
-  toml::table table;
-  try {
-    table = toml::parse(options_toml);
-  } catch (const toml::parse_error& e) {
-    throw std::invalid_argument(std::string("parser options are not valid TOML: ") + std::string(e.description()));
-  }
-  const auto read = [&](const char* key, uint32_t& field) {
-    if (auto v = table[key].value<int64_t>()) {
-      if (*v < 1 || *v > (1 << 24)) throw std::invalid_argument(std::string("parser option ") + key + " is out of range");
-      field = static_cast<uint32_t>(*v);
-    }
+  const std::pair<std::string_view, uint32_t*> known[] = {
+      {"max_string_bytes", &limits.max_string_bytes}, {"max_thought_bytes", &limits.max_thought_bytes},
+      {"max_array_items", &limits.max_array_items},   {"max_calls", &limits.max_calls},
+      {"any_depth", &limits.any_depth},               {"max_free_keys", &limits.max_free_keys}};
+  const auto trim = [](std::string_view v) {
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r')) v.remove_suffix(1);
+    return v;
   };
-  read("max_string_bytes", limits.max_string_bytes);
-  read("max_thought_bytes", limits.max_thought_bytes);
-  read("max_array_items", limits.max_array_items);
-  read("max_calls", limits.max_calls);
-  read("any_depth", limits.any_depth);
-  read("max_free_keys", limits.max_free_keys);
+  while (!options_toml.empty()) {
+    const size_t eol = options_toml.find('\n');
+    std::string_view line = options_toml.substr(0, eol);
+    options_toml.remove_prefix(eol == std::string_view::npos ? options_toml.size() : eol + 1);
+    const size_t eq = line.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view key = trim(line.substr(0, eq));
+    std::string_view value = line.substr(eq + 1);
+    value = trim(value.substr(0, value.find('#')));
+    for (const auto& [name, field] : known) {
+      if (key != name) continue;
+      uint64_t v = 0;
+      const bool digits = !value.empty() && value.size() <= 8 &&
+                          std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+      for (char c : value) v = v * 10 + static_cast<uint64_t>(c - '0');
+      if (!digits || v < 1 || v > (1u << 24)) {
+        throw std::invalid_argument("parser option " + std::string(name) + " must be an integer from 1 to 16777216");
+      }
+      *field = static_cast<uint32_t>(v);
+    }
+  }
 }
 
 }  // namespace
