@@ -13,6 +13,8 @@ SOURCE = os.environ["SEATRT_SOURCE_DIR"]
 TEST_PLUGINS = os.environ["SEATRT_TEST_PLUGIN_DIR"]
 EXAMPLES = os.environ["SEATRT_EXAMPLES_DIR"]
 PLUGINS = os.path.join(BUILD, "plugins")
+# A real (tiny) checkpoint, so that check's model step has something to read.
+MODEL = os.path.join(SOURCE, "tests", "fixtures", "gemma4-tiny-moe")
 
 failures = []
 
@@ -50,13 +52,13 @@ def write_seat(directory, name, body):
 
 def seat_text(provider="example-cpu", fallback="cpu", tool="", reasoning="", extra="",
               search_paths=None):
-    """A seat naming the given plugins; the model is not loaded by check."""
+    """A seat naming the given plugins, serving the tiny fixture model."""
     paths = search_paths if search_paths is not None else [PLUGINS, EXAMPLES]
     quoted = ", ".join('"%s"' % p for p in paths)
     return f"""[seat]
 name = "test"
 [model]
-path = "."
+path = "{MODEL}"
 [kernels]
 provider = "{provider}"
 fallback = "{fallback}"
