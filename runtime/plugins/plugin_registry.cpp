@@ -140,8 +140,13 @@ fs::path PluginRegistry::resolve_name(const std::string& name, seatrt_plugin_kin
     if (c.kinds & static_cast<uint32_t>(kind)) return c.path;
     if (!other_kind) other_kind = &c;
   }
+  // Names are unique per kind, not globally (the architecture and the
+  // parsers for Gemma-4 are both "gemma4"): say that none of this kind was
+  // found before naming the namesake of another kind.
   if (other_kind)
-    throw Error(SEATRT_ERR_INVALID_ARG, "plugin '" + name + "' (" + other_kind->path.string() +
+    throw Error(SEATRT_ERR_INVALID_ARG, "no " + std::string(kind_name(kind)) + " plugin named '" + name +
+                                            "' in the plugin search paths (" + join_paths(search_paths_) +
+                                            "); plugin '" + name + "' (" + other_kind->path.string() +
                                             ") provides " + kinds_to_string(other_kind->kinds) +
                                             ", not " + a_kind(kind));
   std::string message = "no " + std::string(kind_name(kind)) + " plugin named '" + name +

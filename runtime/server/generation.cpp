@@ -12,7 +12,6 @@ struct Generation::Choice {
   text::StreamingDetokenizer detok;
   text::StopStringMatcher stops;
   std::unique_ptr<ParserChain> parser;
-  std::vector<int32_t> pending_ids;  // ids whose text is not yet certain
   int64_t completion_tokens = 0;
 
   Choice(const SeatRuntime& seat, const GenerationParams& p, bool has_parser)
@@ -89,15 +88,25 @@ Generation::Submit Generation::start() {
           lp.top.emplace_back(std::string(seat_.tokenizer->token_bytes(e.top_ids[i])), e.top_logprobs[i]);
         ev.logprobs.push_back(std::move(lp));
       }
-      choice->pending_ids.push_back(e.token);
-      const std::string piece = choice->detok.push(e.token);
       bool keep = true;
-      if (!piece.empty()) {
-        auto r = choice->stops.push(piece);
-        keep = r.stop_index < 0;
-        if (!r.text.empty() || !keep) {
-          ev.delta = choice->parser ? choice->parser->feed(choice->pending_ids, r.text) : ParsedDelta{r.text, {}, {}};
-          choice->pending_ids.clear();
+      if (choice->parser) {
+        // The parser sees every token at once, as raw bytes (it holds back
+        // incomplete UTF-8 itself): its allowed-token mask for the next step
+        // must account for the whole output so far.  Stop strings then apply
+        // to the content it emits.
+        const std::string_view bytes = seat_.tokenizer->token_bytes(e.token);
+        ev.delta = choice->parser->feed({e.token}, std::string(bytes));
+        if (!ev.delta.content.empty()) {
+          auto r = choice->stops.push(ev.delta.content);
+          keep = r.stop_index < 0;
+          ev.delta.content = std::move(r.text);
+        }
+      } else {
+        const std::string piece = choice->detok.push(e.token);
+        if (!piece.empty()) {
+          auto r = choice->stops.push(piece);
+          keep = r.stop_index < 0;
+          ev.delta.content = std::move(r.text);
         }
       }
       if (!ev.delta.empty() || !ev.logprobs.empty()) push(std::move(ev));
@@ -117,23 +126,20 @@ Generation::Submit Generation::start() {
         return;
       }
       try {
-        std::string tail = choice->detok.finish();
-        std::string text;
-        if (!choice->stops.stopped()) {
+        // Text still held back: the parser's (flushed by finish) or the
+        // detokenizer's, then whatever the stop-string matcher kept.
+        auto flush_through_stops = [&](const std::string& tail) {
+          if (choice->stops.stopped()) return std::string();
           auto r = choice->stops.push(tail);
-          text = r.text + (r.stop_index < 0 ? choice->stops.finish() : "");
-        }
+          return r.text + (r.stop_index < 0 ? choice->stops.finish() : "");
+        };
         int32_t reason = info.reason == engine::FinishReason::length ? SEATRT_FINISH_LENGTH : SEATRT_FINISH_STOP;
         if (choice->parser) {
-          ParsedDelta d = text.empty() && choice->pending_ids.empty() ? ParsedDelta{}
-                                                                      : choice->parser->feed(choice->pending_ids, text);
           ParsedDelta f = choice->parser->finish(reason, &reason);
-          d.content += f.content;
-          d.reasoning += f.reasoning;
-          d.tool_calls.insert(d.tool_calls.end(), f.tool_calls.begin(), f.tool_calls.end());
-          ev.delta = std::move(d);
+          f.content = flush_through_stops(f.content);
+          ev.delta = std::move(f);
         } else {
-          ev.delta.content = text;
+          ev.delta.content = flush_through_stops(choice->detok.finish());
         }
         ev.finish_reason = finish_name(reason);
       } catch (const std::exception& e) {

@@ -33,9 +33,18 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# --- Python test oracles ------------------------------------------------------
+# A virtual environment in .venv/ holds the Python packages the tests drive
+# seatrt with (the openai client, tokenizers, jsonschema); CMake's tests use
+# its interpreter.
+if [[ ! -x .venv/bin/python ]]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -r tools/ci/requirements-test.txt
+
 # --- configure and build ----------------------------------------------------
 if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
-cmake -S . -B "$BUILD_DIR" -G Ninja "$@"
+cmake -S . -B "$BUILD_DIR" -G Ninja -DPython3_EXECUTABLE="$PWD/.venv/bin/python" "$@"
 cmake --build "$BUILD_DIR" -j "$JOBS"

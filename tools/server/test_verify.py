@@ -20,7 +20,8 @@ class VerifyTest(unittest.TestCase):
             r = verify(seat)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             self.assertIn("all checks passed", r.stdout)
-            self.assertIn("PASS tool-call", r.stdout)
+            self.assertIn("PASS tool-call-auto", r.stdout)
+            self.assertIn("PASS tool-call-forced", r.stdout)
 
     def test_verify_fails_on_a_nan_seat(self):
         with Seat(nan=True) as seat:
