@@ -1,5 +1,6 @@
 #include "views.hpp"
 
+#include "seatrt/cpp/dtype.hpp"
 #include "seatrt/cpp/plugin.hpp"
 
 namespace seatrt::cuda {
@@ -12,34 +13,11 @@ void unsupported(const std::string& op, const std::string& what) {
 }
 
 const char* dtype_name(int32_t dtype) {
-  switch (dtype) {
-    case SEATRT_DTYPE_F32: return "F32";
-    case SEATRT_DTYPE_F16: return "F16";
-    case SEATRT_DTYPE_BF16: return "BF16";
-    case SEATRT_DTYPE_F8_E4M3: return "F8_E4M3";
-    case SEATRT_DTYPE_F8_E5M2: return "F8_E5M2";
-    case SEATRT_DTYPE_U8: return "U8";
-    case SEATRT_DTYPE_I8: return "I8";
-    case SEATRT_DTYPE_I32: return "I32";
-    case SEATRT_DTYPE_I64: return "I64";
-    case SEATRT_DTYPE_U32: return "U32";
-    case SEATRT_DTYPE_E2M1X2: return "E2M1X2";
-    case SEATRT_DTYPE_F64: return "F64";
-    case SEATRT_DTYPE_BOOL: return "BOOL";
-    default: return "invalid dtype";
-  }
+  const char* name = sdk::dtype_name(dtype);
+  return name ? name : "invalid dtype";
 }
 
-size_t dtype_bytes(int32_t dtype) {
-  switch (dtype) {
-    case SEATRT_DTYPE_F32: case SEATRT_DTYPE_I32: case SEATRT_DTYPE_U32: return 4;
-    case SEATRT_DTYPE_F16: case SEATRT_DTYPE_BF16: return 2;
-    case SEATRT_DTYPE_F8_E4M3: case SEATRT_DTYPE_F8_E5M2: case SEATRT_DTYPE_U8: case SEATRT_DTYPE_I8:
-    case SEATRT_DTYPE_E2M1X2: case SEATRT_DTYPE_BOOL: return 1;
-    case SEATRT_DTYPE_I64: case SEATRT_DTYPE_F64: return 8;
-    default: return 0;
-  }
-}
+size_t dtype_bytes(int32_t dtype) { return sdk::dtype_size(dtype); }
 
 bool is_activation_dtype(int32_t dtype) {
   return dtype == SEATRT_DTYPE_F32 || dtype == SEATRT_DTYPE_BF16 || dtype == SEATRT_DTYPE_F16;

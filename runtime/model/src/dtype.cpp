@@ -1,4 +1,5 @@
 #include "seatrt/model/dtype.hpp"
+#include "seatrt/cpp/dtype.hpp"
 
 #include <bit>
 #include <cmath>
@@ -31,42 +32,11 @@ std::optional<SafetensorsDtype> safetensors_dtype(std::string_view name) {
 }
 
 const char* dtype_name(int32_t dtype) {
-  switch (dtype) {
-    case SEATRT_DTYPE_F32: return "F32";
-    case SEATRT_DTYPE_F16: return "F16";
-    case SEATRT_DTYPE_BF16: return "BF16";
-    case SEATRT_DTYPE_F8_E4M3: return "F8_E4M3";
-    case SEATRT_DTYPE_F8_E5M2: return "F8_E5M2";
-    case SEATRT_DTYPE_U8: return "U8";
-    case SEATRT_DTYPE_I8: return "I8";
-    case SEATRT_DTYPE_I32: return "I32";
-    case SEATRT_DTYPE_I64: return "I64";
-    case SEATRT_DTYPE_U32: return "U32";
-    case SEATRT_DTYPE_E2M1X2: return "E2M1X2";
-    case SEATRT_DTYPE_F64: return "F64";
-    case SEATRT_DTYPE_BOOL: return "BOOL";
-    default: return "INVALID";
-  }
+  const char* name = sdk::dtype_name(dtype);
+  return name ? name : "INVALID";
 }
 
-std::size_t dtype_size(int32_t dtype) {
-  switch (dtype) {
-    case SEATRT_DTYPE_F64:
-    case SEATRT_DTYPE_I64: return 8;
-    case SEATRT_DTYPE_F32:
-    case SEATRT_DTYPE_I32:
-    case SEATRT_DTYPE_U32: return 4;
-    case SEATRT_DTYPE_F16:
-    case SEATRT_DTYPE_BF16: return 2;
-    case SEATRT_DTYPE_F8_E4M3:
-    case SEATRT_DTYPE_F8_E5M2:
-    case SEATRT_DTYPE_U8:
-    case SEATRT_DTYPE_I8:
-    case SEATRT_DTYPE_E2M1X2:
-    case SEATRT_DTYPE_BOOL: return 1;
-    default: return 0;
-  }
-}
+std::size_t dtype_size(int32_t dtype) { return sdk::dtype_size(dtype); }
 
 float bf16_to_f32(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
 
