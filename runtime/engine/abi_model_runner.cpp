@@ -1,5 +1,6 @@
 #include "abi_model_runner.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace seatrt::engine {
@@ -154,6 +155,67 @@ void AbiModelRunner::forward(const StepBatch& b, std::vector<float>& logits) {
                              logits.size() * sizeof(float)),
         "copying logits to the host");
   check(model_.kernels->stream_sync(model_.context, stream_), "forward (stream)");
+  last_num_logits_ = num_logits;
+}
+
+bool AbiModelRunner::sample(std::span<const SampleInput> rows, std::vector<SampleResult>& out) {
+  const seatrt_kernel_api* k = model_.kernels;
+  if (!SEATRT_HAS_FIELD(k, seatrt_kernel_api, sample) || !k->sample) return false;
+  const auto B = static_cast<int32_t>(rows.size());
+  if (B != last_num_logits_) throw std::logic_error("sample: rows do not match the last forward step's logits");
+  int32_t num_top = 0;
+  std::vector<seatrt_sampling_row> params(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const SampleInput& in = rows[i];
+    const SamplingParams& p = *in.params;
+    seatrt_sampling_row& r = params[i];
+    r.struct_size = sizeof r;
+    r.temperature = p.temperature;
+    r.top_p = p.top_p;
+    r.top_k = p.top_k;
+    r.min_p = p.min_p;
+    r.presence_penalty = p.presence_penalty;
+    r.frequency_penalty = p.frequency_penalty;
+    r.repetition_penalty = p.repetition_penalty;
+    r.seed = p.seed;
+    r.step = in.step;
+    r.prompt_tokens = in.prompt_tokens.data();
+    r.num_prompt_tokens = static_cast<int64_t>(in.prompt_tokens.size());
+    r.output_tokens = in.output_tokens.data();
+    r.num_output_tokens = static_cast<int64_t>(in.output_tokens.size());
+    r.allowed_mask = in.allowed_mask.empty() ? nullptr : in.allowed_mask.data();
+    r.allowed_mask_words = static_cast<int64_t>(in.allowed_mask.size());
+    num_top = std::max(num_top, std::min(p.num_top_logprobs, 20));
+  }
+  const auto top_cells = static_cast<size_t>(B) * static_cast<size_t>(std::max(num_top, 1));
+  std::vector<int32_t> token(rows.size()), non_finite(rows.size()), top_ids(top_cells);
+  std::vector<float> logprob(rows.size()), top_logprobs(top_cells);
+  seatrt_tensor logits_t = make_tensor(SEATRT_DTYPE_F32, logits_, {B, model_.vocab_size}, k->device_kind);
+  seatrt_sample_args a{};
+  a.struct_size = sizeof a;
+  a.logits = &logits_t;
+  a.rows = params.data();
+  a.num_top = num_top;
+  a.token = token.data();
+  a.logprob = logprob.data();
+  a.top_ids = top_ids.data();
+  a.top_logprobs = top_logprobs.data();
+  a.non_finite = non_finite.data();
+  check(k->sample(model_.context, stream_, &a), "sample");
+  out.assign(rows.size(), SampleResult{});
+  for (size_t i = 0; i < rows.size(); ++i) {
+    SampleResult& r = out[i];
+    r.non_finite = non_finite[i] != 0;
+    r.event.token = r.non_finite ? -1 : token[i];
+    r.event.logprob = logprob[i];
+    const auto n = static_cast<size_t>(std::min(rows[i].params->num_top_logprobs, num_top));
+    const size_t base = i * static_cast<size_t>(num_top);
+    r.event.top_ids.assign(top_ids.begin() + static_cast<std::ptrdiff_t>(base),
+                           top_ids.begin() + static_cast<std::ptrdiff_t>(base + n));
+    r.event.top_logprobs.assign(top_logprobs.begin() + static_cast<std::ptrdiff_t>(base),
+                                top_logprobs.begin() + static_cast<std::ptrdiff_t>(base + n));
+  }
+  return true;
 }
 
 }  // namespace seatrt::engine

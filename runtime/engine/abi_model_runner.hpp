@@ -34,6 +34,8 @@ class AbiModelRunner : public ModelRunner {
 
   int32_t vocab_size() const override { return model_.vocab_size; }
   void forward(const StepBatch& batch, std::vector<float>& logits) override;
+  // Uses the kernel provider's sample op on the device logits when it has one.
+  bool sample(std::span<const SampleInput> rows, std::vector<SampleResult>& out) override;
 
  private:
   void* alloc(size_t bytes);
@@ -58,6 +60,7 @@ class AbiModelRunner : public ModelRunner {
   void* logits_ = nullptr;
   int64_t max_tokens_ = 0;
   int32_t max_seqs_ = 0;
+  int32_t last_num_logits_ = 0;
   int64_t max_blocks_ = 0;
 };
 

@@ -152,31 +152,66 @@ void Engine::step() {
       for (auto& c : plan.chunks)
         finish(c.seq, FinishReason::error, "the model's forward step failed: " + error);
     } else {
+      // Pass 1: commit every chunk; collect one sampling input per logits row
+      // (the constraint's mask is asked for now, after the previous token
+      // reached the parser).
       const auto vocab = static_cast<size_t>(runner_->vocab_size());
-      size_t row = 0;
+      struct Row {
+        ScheduledChunk* chunk = nullptr;
+        std::vector<uint32_t> mask;
+        bool failed = false;
+      };
+      std::vector<Row> rows;
       for (auto& c : plan.chunks) {
         Sequence& seq = *c.seq;
         seq.num_computed += c.count;
         kv_.commit(seq);
         if (!c.needs_logits) continue;
-        std::span<const float> row_logits(logits.data() + row * vocab, vocab);
-        ++row;
-        std::vector<uint32_t> mask;
+        Row r;
+        r.chunk = &c;
         try {
-          if (seq.request.allowed_mask) mask = seq.request.allowed_mask();
+          if (seq.request.allowed_mask) r.mask = seq.request.allowed_mask();
         } catch (const std::exception& e) {
           finish(c.seq, FinishReason::error, std::string("the output constraint failed: ") + e.what());
-          continue;
+          r.failed = true;
         }
-        SampleInput in;
-        in.logits = row_logits;
+        rows.push_back(std::move(r));
+      }
+      std::vector<SampleInput> inputs(rows.size());
+      for (size_t i = 0; i < rows.size(); ++i) {
+        Sequence& seq = *rows[i].chunk->seq;
+        SampleInput& in = inputs[i];
+        in.logits = std::span<const float>(logits.data() + i * vocab, vocab);
         in.params = &seq.request.sampling;
         in.step = static_cast<uint64_t>(seq.generated());
         in.prompt_tokens = std::span<const int32_t>(seq.tokens.data(), static_cast<size_t>(seq.prompt_len));
         in.output_tokens = std::span<const int32_t>(seq.tokens.data() + seq.prompt_len,
                                                     static_cast<size_t>(seq.generated()));
-        in.allowed_mask = mask;
-        SampleResult r = sample_on_host(in);
+        in.allowed_mask = rows[i].mask;
+      }
+      // Pass 2: sample every row at once on the kernel provider; the host
+      // sampler (same rule) serves providers without a sample op.
+      std::vector<SampleResult> results;
+      std::string sample_error;
+      try {
+        if (!rows.empty() && !runner_->sample(inputs, results)) {
+          results.clear();
+          for (size_t i = 0; i < rows.size(); ++i)
+            results.push_back(rows[i].failed ? SampleResult{} : sample_on_host(inputs[i]));
+        }
+      } catch (const std::exception& e) {
+        sample_error = e.what();
+      }
+      // Pass 3: hand each token to its request.
+      for (size_t i = 0; i < rows.size(); ++i) {
+        if (rows[i].failed) continue;
+        auto& c = *rows[i].chunk;
+        Sequence& seq = *c.seq;
+        if (!sample_error.empty()) {
+          finish(c.seq, FinishReason::error, "sampling failed: " + sample_error);
+          continue;
+        }
+        const SampleResult& r = results[i];
         if (r.non_finite) {
           {
             std::lock_guard lock(mutex_);  // counted before the request hears of it

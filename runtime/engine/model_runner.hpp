@@ -5,7 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
+
+#include "host_sampler.hpp"
 
 namespace seatrt::engine {
 
@@ -34,6 +37,15 @@ class ModelRunner {
   // Fills `logits` with logits_index.size() rows of vocab_size() floats.
   // Throws std::runtime_error naming the failure.
   virtual void forward(const StepBatch& batch, std::vector<float>& logits) = 0;
+  // Samples one token for each logits row of the last forward() (rows[i]
+  // describes row i; its `logits` span is the host copy) on the model's own
+  // device.  Returns false when it cannot (the engine then samples on the
+  // host with the same rule).  Throws std::runtime_error naming a failure.
+  virtual bool sample(std::span<const SampleInput> rows, std::vector<SampleResult>& out) {
+    (void)rows;
+    (void)out;
+    return false;
+  }
 };
 
 }  // namespace seatrt::engine
