@@ -1,0 +1,133 @@
+#!/bin/bash
+# Issue 7 "Performance": the end-to-end benchmark of the real server on the
+# device machine (one H200), from the repository root, in one command, with
+# binaries built on the development machine (-DSEATRT_PORTABLE_HOST=ON) and
+# carried in one folder ($1, default build-e2e/carry: bin/ plugins/ devlibs/,
+# made by tools/bench/make_serve_carry.sh).  Steps, each under its own limit:
+#   1. copy bandwidth of the GPU (tools/bench/copy_bandwidth.py, torch);
+#   2. the full-size synthetic checkpoint into /dev/shm (or /tmp), plus a
+#      tokenizer covering all 262,144 ids (tools/bench/make_bench_tokenizer.py:
+#      the test tokenizer padded; the checkpoint has none);
+#   3. a seat file for it (CUDA provider, fp8 KV, KV pool in bytes,
+#      max_num_seqs 32), `seatrt serve`, wait for /ready (canary passed);
+#   4. `seatrt bench`: decode at concurrency 1/4/8/16/32 (aggregate and
+#      per-stream tok/s, TTFT and ITL p50/p99), then prefill tok/s at each
+#      length of PREFILL_LENGTHS (max_tokens 1, one bench call per length);
+#      every prompt made of OS-random ids, so the prefix cache never hits;
+#   5. the server stopped (SIGTERM), then the Hugging Face transformers floor
+#      on the same GPU (tools/bench/hf_floor.py, bf16 random weights);
+#   6. the checkpoint deleted; a table (tools/bench/serve_report.py) with each
+#      batch's byte limit (bytes the step needs / measured copy bandwidth).
+# Logs and JSON go to $OUT (or /tmp/serve-bench).  Limits (seconds) and sizes
+# come from the environment (defaults below); 0 for a *_LIMIT skips the step.
+set -u
+c=${1:-build-e2e/carry}
+out=${OUT:-/tmp/serve-bench}
+mkdir -p "$out"
+BW_LIMIT=${BW_LIMIT:-30}
+GEN_LIMIT=${GEN_LIMIT:-60}
+READY_LIMIT=${READY_LIMIT:-120}
+SWEEP_LIMIT=${SWEEP_LIMIT:-120}
+PREFILL_LIMIT=${PREFILL_LIMIT:-60}         # per prompt length
+HF_LIMIT=${HF_LIMIT:-90}
+CONCURRENCY=${CONCURRENCY:-1,4,8,16,32}
+PROMPT_TOKENS=${PROMPT_TOKENS:-128}
+GEN_TOKENS=${GEN_TOKENS:-64}
+REQUESTS_PER_STREAM=${REQUESTS_PER_STREAM:-1}
+PREFILL_LENGTHS=${PREFILL_LENGTHS:-2048,8192,27000,32768}
+PREFILL_REQUESTS=${PREFILL_REQUESTS:-1}
+KV_BYTES=${KV_BYTES:-9114000000}
+MAX_MODEL_LEN=${MAX_MODEL_LEN:-262144}
+PORT=${PORT:-8765}
+url=http://127.0.0.1:$PORT
+export LD_LIBRARY_PATH=$c/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PYTHONUNBUFFERED=1
+t_start=$(date +%s)
+stamp() { echo "== $1 (t=$(( $(date +%s) - t_start )) s)"; }
+run_limited() {  # run_limited LIMIT LOG cmd...: 0 skips; output to LOG and the console
+  local limit=$1 log=$2; shift 2
+  if [ "$limit" -le 0 ]; then echo "(skipped)"; return 0; fi
+  timeout "$limit" "$@" > "$log" 2>&1; local rc=$?
+  tail -30 "$log"; echo "exit $rc$([ $rc -eq 124 ] && echo ' (time limit)')"; return $rc
+}
+
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+{ git log -1 --format='commit %H %cd' 2>/dev/null || echo "commit unknown"; date -u; } | tee "$out/commit.txt"
+
+stamp "1. copy bandwidth"
+run_limited "$BW_LIMIT" "$out/bandwidth.log" python3 tools/bench/copy_bandwidth.py --json "$out/bandwidth.json"
+
+stamp "2. synthetic checkpoint + tokenizer"
+dir=/tmp/synth
+[ "$(df --output=avail -B1G /dev/shm | tail -1)" -ge 20 ] && dir=/dev/shm/synth
+rm -rf "$dir"
+run_limited "$GEN_LIMIT" "$out/synth_gen.log" python3 tools/synth/make_synthetic_checkpoint.py --out "$dir"
+python3 tools/bench/make_bench_tokenizer.py "$dir" | tee "$out/tokenizer.log"
+
+stamp "3. seat + seatrt serve"
+seat=$out/synth-seat.toml
+cat > "$seat" <<EOF
+# Written by tools/bench/run_serve_device.sh: the synthetic 26B-A4B checkpoint
+# served as the production seat is (fp8 KV, pool in bytes, 32 sequences),
+# without parsers or API key (the benchmark needs neither).
+[seat]
+name = "synth-bench"
+[server]
+host = "127.0.0.1"
+port = $PORT
+[model]
+path = "$dir"
+max_model_len = $MAX_MODEL_LEN
+[kernels]
+provider = "cuda"
+device = 0
+[cache]
+kv_cache_memory = $KV_BYTES
+kv_cache_dtype = "fp8"
+prefix_caching = true
+[scheduler]
+max_num_seqs = 32
+[plugins]
+search_paths = ["$PWD/$c/plugins"]
+[logging]
+format = "text"
+level = "info"
+EOF
+"$c/bin/seatrt" serve "$seat" > "$out/serve.log" 2>&1 &
+serve_pid=$!
+ready=0
+for ((i = 0; i < READY_LIMIT; ++i)); do
+  if curl -sf "$url/ready" > /dev/null 2>&1; then ready=1; break; fi
+  kill -0 "$serve_pid" 2> /dev/null || break
+  sleep 1
+done
+tail -15 "$out/serve.log"
+echo "ready: $ready after $i s"
+curl -s "$url/ready"; echo
+
+if [ "$ready" = 1 ]; then
+  stamp "4a. decode sweep, concurrency $CONCURRENCY"
+  run_limited "$SWEEP_LIMIT" "$out/bench_decode.log" "$c/bin/seatrt" bench "$url" --concurrency "$CONCURRENCY" \
+    --id-prompts --prompt-tokens "$PROMPT_TOKENS" --gen-tokens "$GEN_TOKENS" \
+    --requests-per-stream "$REQUESTS_PER_STREAM" --json "$out/bench_decode.json"
+  for len in ${PREFILL_LENGTHS//,/ }; do
+    stamp "4b. prefill, $len-token prompt"
+    run_limited "$PREFILL_LIMIT" "$out/bench_prefill_$len.log" "$c/bin/seatrt" bench "$url" --concurrency none \
+      --prefill "$len" --prefill-requests "$PREFILL_REQUESTS" --json "$out/bench_prefill_$len.json"
+  done
+  curl -s "$url/metrics" > "$out/metrics.txt" 2>&1
+fi
+stamp "4c. stop the server"
+kill -TERM "$serve_pid" 2> /dev/null
+for ((i = 0; i < 20; ++i)); do kill -0 "$serve_pid" 2> /dev/null || break; sleep 1; done
+kill -KILL "$serve_pid" 2> /dev/null
+wait "$serve_pid" 2> /dev/null; echo "serve exit: $?"
+grep -i -E "error|warn|kv pool|memory plan|loaded" "$out/serve.log" | grep -v " info \[cpu\]" | tail -12
+
+stamp "5. Hugging Face transformers floor"
+run_limited "$HF_LIMIT" "$out/hf_floor.log" python3 tools/bench/hf_floor.py --json "$out/hf_floor.json"
+
+rm -rf "$dir"
+stamp "6. report"
+python3 tools/bench/serve_report.py "$out" | tee "$out/report.md"
+stamp "done"
