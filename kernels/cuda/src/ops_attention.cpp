@@ -4,6 +4,7 @@
 
 #include "context.hpp"
 #include "ops.hpp"
+#include "prefill.hpp"
 #include "views.hpp"
 
 namespace seatrt::cuda {
@@ -126,6 +127,12 @@ void attention(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_attenti
   p.window = a.window;
   p.scale = a.scale;
   p.softcap = a.softcap;
+  // Prefill-shaped batches: the tensor-core kernel (k_attention_prefill.cu).
+  if (attention_prefill_supported(p, a.max_query_len)) {
+    check(launch_attention_prefill(s, p, scratch(ctx, s, attention_prefill_workspace_bytes(p))),
+          "attention launch (prefill)");
+    return;
+  }
   const int splits = attention_splits(p, a.max_seq_len);
   const size_t ws_bytes = attention_workspace_bytes(p, splits);
   float* ws = ws_bytes ? static_cast<float*>(scratch(ctx, s, ws_bytes)) : nullptr;

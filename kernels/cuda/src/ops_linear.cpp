@@ -7,6 +7,7 @@
 
 #include "context.hpp"
 #include "ops.hpp"
+#include "prefill.hpp"
 #include "seatrt/cpp/plugin.hpp"
 #include "views.hpp"
 
@@ -195,6 +196,11 @@ void moe(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_moe_args* arg
   p.vec = vec;
   p.ids = static_cast<const int32_t*>(ids.data);
   p.weights = static_cast<const float*>(wts.data);
+  // Prefill (many BF16 tokens): grouped tensor-core GEMMs (k_moe_grouped.cu).
+  if (p.tokens >= kMoeGroupedMinTokens && p.x.dtype == SEATRT_DTYPE_BF16) {
+    check(launch_moe_grouped(s, p, scratch(ctx, s, moe_grouped_workspace_bytes(p))), "moe launch (grouped)");
+    return;
+  }
   void* ws = scratch(ctx, s, moe_workspace_bytes(p));
   check(launch_moe(s, p, ws), "moe launch");
 }

@@ -1,0 +1,180 @@
+// Grouped tensor-core MoE for many tokens (prefill).  Four launches:
+//  1. one block groups the T*k (token, slot) assignments by expert: counts,
+//     prefix sums, the expert-sorted assignment list, and the list of
+//     128-row tiles (expert, first position, rows) of every used expert;
+//  2. ONE grouped GEMM over all tiles for gate and up together (each block
+//     reads 64 gate and the same 64 up weight rows), act(gate) * up formed in
+//     registers, written as BF16 rows in expert-sorted order (h);
+//  3. ONE grouped GEMM over the same tiles for down, times the router weight,
+//     written as fp32 rows per assignment (y[t*k + j]);
+//  4. out[t] = sum over j of y[t*k + j] in slot order: deterministic, no
+//     atomics across experts.
+// Unused experts cost nothing: no tile is listed for them.
+#include "gemm_tc.cuh"
+#include "prefill.hpp"
+
+namespace seatrt::cuda {
+namespace {
+
+constexpr int kGroupThreads = 1024;
+
+__global__ void __launch_bounds__(kGroupThreads)
+    moe_tiles_kernel(const int32_t* ids, int64_t assignments, int num_experts, int32_t* sorted, TcTile* tiles,
+                     int32_t* num_tiles) {
+  extern __shared__ int32_t sm[];
+  int32_t* count = sm;                  // [E]
+  int32_t* cursor = sm + num_experts;   // [E]
+  for (int e = threadIdx.x; e < num_experts; e += blockDim.x) count[e] = 0;
+  __syncthreads();
+  for (int64_t i = threadIdx.x; i < assignments; i += blockDim.x) {
+    const int e = ids[i];
+    if (e >= 0 && e < num_experts) atomicAdd(&count[e], 1);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int32_t run = 0, n = 0;
+    for (int e = 0; e < num_experts; ++e) {
+      cursor[e] = run;
+      for (int32_t r = 0; r < count[e]; r += kTcBM)
+        tiles[n++] = TcTile{e, run + r, count[e] - r < kTcBM ? count[e] - r : kTcBM, 0};
+      run += count[e];
+    }
+    *num_tiles = n;
+  }
+  __syncthreads();
+  // The order within an expert depends on the atomics, but every row is
+  // computed on its own and written back by assignment id: the result does not.
+  for (int64_t i = threadIdx.x; i < assignments; i += blockDim.x) {
+    const int e = ids[i];
+    if (e >= 0 && e < num_experts) sorted[atomicAdd(&cursor[e], 1)] = static_cast<int32_t>(i);
+  }
+}
+
+// out[t, c] = sum_j y[t*k + j, c] over the token's valid slots, 4 columns per thread.
+__global__ void moe_sum4_kernel(const float* y, const int32_t* ids, int top_k, int num_experts, int64_t tokens,
+                                int64_t hidden, Mat out) {
+  const int64_t quads = hidden / 4, n = tokens * quads;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t t = i / quads, c = (i % quads) * 4;
+    float4 s = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int j = 0; j < top_k; ++j) {
+      const int e = ids[t * top_k + j];
+      if (e < 0 || e >= num_experts) continue;
+      const float4 v = *reinterpret_cast<const float4*>(y + (t * top_k + j) * hidden + c);
+      s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
+    }
+    mat_store(out, t, c, s.x);
+    mat_store(out, t, c + 1, s.y);
+    mat_store(out, t, c + 2, s.z);
+    mat_store(out, t, c + 3, s.w);
+  }
+}
+
+// Same for a hidden size that is not a multiple of 4.
+__global__ void moe_sum1_kernel(const float* y, const int32_t* ids, int top_k, int num_experts, int64_t tokens,
+                                int64_t hidden, Mat out) {
+  const int64_t n = tokens * hidden;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t t = i / hidden, c = i % hidden;
+    float s = 0.0f;
+    for (int j = 0; j < top_k; ++j) {
+      const int e = ids[t * top_k + j];
+      if (e >= 0 && e < num_experts) s += y[(t * top_k + j) * hidden + c];
+    }
+    mat_store(out, t, c, s);
+  }
+}
+
+struct Workspace {
+  int32_t* sorted;
+  TcTile* tiles;
+  int32_t* num_tiles;
+  __nv_bfloat16* h;
+  float* y;
+};
+
+size_t align256(size_t b) { return (b + 255) / 256 * 256; }
+
+size_t max_tiles(const MoeProblem& p) {
+  const size_t A = static_cast<size_t>(p.tokens) * static_cast<size_t>(p.top_k);
+  return (A + kTcBM - 1) / kTcBM + static_cast<size_t>(p.num_experts);
+}
+
+Workspace carve(const MoeProblem& p, void* base) {
+  const size_t A = static_cast<size_t>(p.tokens) * static_cast<size_t>(p.top_k);
+  char* c = static_cast<char*>(base);
+  Workspace w{};
+  w.sorted = reinterpret_cast<int32_t*>(c); c += align256(sizeof(int32_t) * A);
+  w.tiles = reinterpret_cast<TcTile*>(c); c += align256(sizeof(TcTile) * max_tiles(p));
+  w.num_tiles = reinterpret_cast<int32_t*>(c); c += 256;
+  w.h = reinterpret_cast<__nv_bfloat16*>(c); c += align256(2 * A * static_cast<size_t>(p.intermediate));
+  w.y = reinterpret_cast<float*>(c);
+  return w;
+}
+
+}  // namespace
+
+size_t moe_grouped_workspace_bytes(const MoeProblem& p) {
+  const size_t A = static_cast<size_t>(p.tokens) * static_cast<size_t>(p.top_k);
+  return align256(sizeof(int32_t) * A) + align256(sizeof(TcTile) * max_tiles(p)) + 256 +
+         align256(2 * A * static_cast<size_t>(p.intermediate)) + align256(4 * A * static_cast<size_t>(p.hidden));
+}
+
+int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace) {
+  if (p.tokens == 0) return 0;
+  cudaStream_t st = cudaStream_t(s);
+  const Workspace ws = carve(p, workspace);
+  const int64_t A = p.tokens * p.top_k;
+  moe_tiles_kernel<<<1, kGroupThreads, sizeof(int32_t) * 2 * size_t(p.num_experts), st>>>(
+      p.ids, A, p.num_experts, ws.sorted, ws.tiles, ws.num_tiles);
+  if (int e = last_error()) return e;
+  const unsigned tiles = static_cast<unsigned>(max_tiles(p));
+  const bool x_vec = (reinterpret_cast<uintptr_t>(p.x.data) % 16) == 0 && (p.x.row_stride * 2) % 16 == 0;
+
+  TcParams g;
+  g.mode = TcMode::MoeGateUp;
+  g.table = p.gate;
+  g.table_up = p.up;
+  g.n = p.intermediate;
+  g.k = p.hidden;
+  g.x = p.x;
+  g.out = Mat{ws.h, SEATRT_DTYPE_BF16, A, p.intermediate, p.intermediate};
+  g.tiles = ws.tiles;
+  g.num_tiles = ws.num_tiles;
+  g.sorted = ws.sorted;
+  g.x_div = p.top_k;
+  g.act = p.activation;
+  g.x_vec = x_vec;
+  g.w_vec = p.vec;
+  gemm_tc_kernel<true><<<dim3(static_cast<unsigned>(ceil_div(p.intermediate, kTcBN / 2)), tiles), kTcThreads, 0, st>>>(g);
+  if (int e = last_error()) return e;
+
+  TcParams d;
+  d.mode = TcMode::MoeDown;
+  d.table = p.down;
+  d.n = p.hidden;
+  d.k = p.intermediate;
+  d.x = g.out;
+  d.out = Mat{ws.y, SEATRT_DTYPE_F32, A, p.hidden, p.hidden};
+  d.tiles = ws.tiles;
+  d.num_tiles = ws.num_tiles;
+  d.sorted = ws.sorted;
+  d.row_weight = p.weights;
+  d.x_vec = (p.intermediate * 2) % 16 == 0;
+  d.w_vec = p.vec;
+  gemm_tc_kernel<false><<<dim3(static_cast<unsigned>(ceil_div(p.hidden, kTcBN)), tiles), kTcThreads, 0, st>>>(d);
+  if (int e = last_error()) return e;
+
+  const bool quads = p.hidden % 4 == 0;
+  int64_t blocks = ceil_div(p.tokens * (quads ? p.hidden / 4 : p.hidden), 256);
+  if (blocks > 1 << 20) blocks = 1 << 20;
+  if (quads)
+    moe_sum4_kernel<<<static_cast<unsigned>(blocks), 256, 0, st>>>(ws.y, p.ids, p.top_k, p.num_experts, p.tokens,
+                                                                   p.hidden, p.out);
+  else
+    moe_sum1_kernel<<<static_cast<unsigned>(blocks), 256, 0, st>>>(ws.y, p.ids, p.top_k, p.num_experts, p.tokens,
+                                                                   p.hidden, p.out);
+  return last_error();
+}
+
+}  // namespace seatrt::cuda

@@ -1,0 +1,122 @@
+// Prefill attention on the tensor cores (batches with a query run of >= 64
+// rows): CUDA vs CPU provider, through kv_store + attention.  Prompts of
+// 65/300/2048 rows, prompts continuing after cached tokens, a decode row in
+// the same batch, blocks scattered through the pool, fp8 and bf16 caches,
+// sliding window, softcap, GQA, one-tensor layers.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <numeric>
+
+#include "harness.hpp"
+
+using namespace seatrt_test;
+
+namespace {
+
+struct Seq {
+  int32_t len;   // cached tokens after this step
+  int32_t rows;  // query rows this step (the last `rows` positions)
+};
+
+struct Case {
+  int32_t cache_dtype;
+  int64_t dim, q_heads, kv_heads;
+  bool one_tensor;
+  int32_t window;
+  float softcap;
+  std::vector<Seq> seqs;
+};
+
+template <typename T>
+std::vector<uint8_t> raw(const std::vector<T>& v) {
+  return std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), reinterpret_cast<const uint8_t*>(v.data() + v.size()));
+}
+
+double run(const Case& c) {
+  const int32_t bs = 16;
+  const int32_t S = static_cast<int32_t>(c.seqs.size());
+  int32_t max_blocks = 0, max_len = 0, max_rows = 0;
+  for (const Seq& s : c.seqs) {
+    max_blocks = std::max(max_blocks, (s.len + bs - 1) / bs);
+    max_len = std::max(max_len, s.len);
+    max_rows = std::max(max_rows, s.rows);
+  }
+  const int32_t num_blocks = S * max_blocks + 3;
+  std::vector<int32_t> pool(static_cast<size_t>(num_blocks));
+  std::iota(pool.begin(), pool.end(), 0);
+  std::shuffle(pool.begin(), pool.end(), rng());
+  std::vector<int32_t> tables(pool.begin(), pool.begin() + S * max_blocks);
+  std::vector<int64_t> slots;
+  std::vector<int32_t> query_start = {0}, lens;
+  for (int32_t s = 0; s < S; ++s) {
+    const Seq& q = c.seqs[static_cast<size_t>(s)];
+    for (int32_t j = 0; j < q.len; ++j)
+      slots.push_back(int64_t(tables[static_cast<size_t>(s * max_blocks + j / bs)]) * bs + j % bs);
+    query_start.push_back(query_start.back() + q.rows);
+    lens.push_back(q.len);
+  }
+  const int64_t n = static_cast<int64_t>(slots.size()), T = query_start.back();
+
+  Pair kc = both_empty(c.cache_dtype, {num_blocks, bs, c.kv_heads, c.dim});
+  Pair vc = both_empty(c.cache_dtype, {num_blocks, bs, c.kv_heads, c.dim});
+  Pair k = both_random(SEATRT_DTYPE_BF16, {n, c.kv_heads, c.dim}), v = both_random(SEATRT_DTYPE_BF16, {n, c.kv_heads, c.dim});
+  Pair sl = both(raw(slots), SEATRT_DTYPE_I64, {n});
+  auto layer = [&](const seatrt_tensor& kt, const seatrt_tensor* vt) {
+    seatrt_kv_layer l{};
+    l.struct_size = sizeof l;
+    l.block_size = bs;
+    l.k_cache = kt;
+    if (vt) l.v_cache = *vt;
+    l.k_scale = 0.5f;
+    l.v_scale = 0.25f;
+    return l;
+  };
+  seatrt_kv_layer lc = layer(kc.cuda, c.one_tensor ? nullptr : &vc.cuda);
+  seatrt_kv_layer lp = layer(kc.cpu, c.one_tensor ? nullptr : &vc.cpu);
+  seatrt_kv_store_args sc{sizeof(seatrt_kv_store_args), &k.cuda, c.one_tensor ? nullptr : &v.cuda, &sl.cuda, &lc};
+  seatrt_kv_store_args sp{sizeof(seatrt_kv_store_args), &k.cpu, c.one_tensor ? nullptr : &v.cpu, &sl.cpu, &lp};
+  ok(cuda().api().kv_store(cuda().ctx(), cuda().stream(), &sc), "cuda kv_store");
+  ok(cpu().api().kv_store(cpu().ctx(), cpu().stream(), &sp), "cpu kv_store");
+
+  Pair q = both_random(SEATRT_DTYPE_BF16, {T, c.q_heads, c.dim}), out = both_empty(SEATRT_DTYPE_F32, {T, c.q_heads, c.dim});
+  Pair qs = both(raw(query_start), SEATRT_DTYPE_I32, {S + 1}), ls = both(raw(lens), SEATRT_DTYPE_I32, {S});
+  Pair bt = both(raw(tables), SEATRT_DTYPE_I32, {S, max_blocks});
+  auto args = [&](bool gpu, const seatrt_kv_layer* l) {
+    seatrt_attention_args x{};
+    x.struct_size = sizeof x;
+    x.q = gpu ? &q.cuda : &q.cpu;
+    x.cache = l;
+    x.query_start = gpu ? &qs.cuda : &qs.cpu;
+    x.seq_lens = gpu ? &ls.cuda : &ls.cpu;
+    x.block_tables = gpu ? &bt.cuda : &bt.cpu;
+    x.num_seqs = S;
+    x.max_query_len = max_rows;
+    x.max_seq_len = max_len;
+    x.window = c.window;
+    x.scale = 1.0f / 16.0f;
+    x.softcap = c.softcap;
+    x.out = gpu ? &out.cuda : &out.cpu;
+    return x;
+  };
+  seatrt_attention_args ac = args(true, &lc), ap = args(false, &lp);
+  ok(cuda().api().attention(cuda().ctx(), cuda().stream(), &ac), "cuda attention");
+  ok(cpu().api().attention(cpu().ctx(), cpu().stream(), &ap), "cpu attention");
+  return rel_error(cuda().download_f32(out.cuda), cpu().download_f32(out.cpu));
+}
+
+}  // namespace
+
+// BF16 P in the second MMA (as flash attention does): bound 1e-2.
+TEST_CASE("prefill attention: sliding window 1024, fp8 K and V, head 256, 2048-row prompt") {
+  CHECK(run({SEATRT_DTYPE_F8_E4M3, 256, 4, 2, false, 1024, 0.0f, {{2048, 2048}}}) <= 1e-2);
+}
+TEST_CASE("prefill attention: full, fp8 one tensor, head 512, GQA 4/1, continued prompt + decode row + 65-row prompt") {
+  CHECK(run({SEATRT_DTYPE_F8_E4M3, 512, 4, 1, true, 0, 0.0f, {{400, 300}, {250, 1}, {65, 65}}}) <= 1e-2);
+}
+TEST_CASE("prefill attention: bf16 cache, head 256, window 100, softcap, two prompts") {
+  CHECK(run({SEATRT_DTYPE_BF16, 256, 4, 4, false, 100, 5.0f, {{65, 65}, {700, 300}}}) <= 1e-2);
+}
+TEST_CASE("prefill attention: head 128, bf16, GQA 8/2, 130-row prompt after 70 cached") {
+  CHECK(run({SEATRT_DTYPE_BF16, 128, 8, 2, false, 0, 0.0f, {{200, 130}}}) <= 1e-2);
+}

@@ -1,0 +1,173 @@
+// Prefill-shaped paths of the CUDA provider against the CPU provider: the
+// 128x128-tile tensor-core linear (BF16 activations, M > 64) and the grouped
+// tensor-core MoE (T >= 64 BF16 tokens), at M/T in {65, 300, 2048}, ragged
+// N and K, and uneven expert loads (experts with no token, one with most).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "harness.hpp"
+#include "seatrt_cuda/nvfp4_sm90_tiled.hpp"
+
+using namespace seatrt_test;
+
+namespace {
+
+struct Fp4 {
+  int64_t out, in;
+  std::vector<uint8_t> data, scales;
+  float global;
+};
+
+// Random E2M1 codes, E4M3 scales 2^-3..2^4 (any mantissa), global 100..3000.
+Fp4 random_fp4(int64_t out, int64_t in) {
+  Fp4 w{out, in, {}, {}, 0.0f};
+  std::uniform_int_distribution<int> byte(0, 255), exp(4, 11), man(0, 7);
+  w.data.resize(static_cast<size_t>(out * in / 2));
+  for (auto& b : w.data) b = static_cast<uint8_t>(byte(rng()));
+  w.scales.resize(static_cast<size_t>(out * in / 16));
+  for (auto& s : w.scales) s = static_cast<uint8_t>((exp(rng()) << 3) | man(rng()));
+  w.global = std::uniform_real_distribution<float>(100.0f, 3000.0f)(rng());
+  return w;
+}
+
+seatrt_linear_weight upload_fp4(Provider& p, const Fp4& h, bool tiled) {
+  seatrt_linear_weight w{};
+  w.struct_size = sizeof w;
+  w.format = SEATRT_WFMT_NVFP4;
+  w.group_size = 16;
+  w.out_features = h.out;
+  w.in_features = h.in;
+  w.data = p.upload(h.data.data(), h.data.size(), SEATRT_DTYPE_E2M1X2, {h.out, h.in / 2});
+  if (tiled) {
+    const auto t = seatrt_cuda::repack_nvfp4_sm90_tiled(h.scales.data(), h.scales.size(), h.global);
+    w.layout = SEATRT_LAYOUT_NVFP4_SM90_TILED;
+    w.scales = p.upload(t.bf16_scales.data(), t.bf16_scales.size() * 2, SEATRT_DTYPE_BF16, {h.out, h.in / 16});
+    w.global_scale = t.global_scale;
+  } else {
+    w.layout = SEATRT_LAYOUT_NVFP4_CT_ROW_MAJOR;
+    w.scales = p.upload(h.scales.data(), h.scales.size(), SEATRT_DTYPE_F8_E4M3, {h.out, h.in / 16});
+    w.global_scale = h.global;
+  }
+  return w;
+}
+
+double linear_error(const seatrt_linear_weight& wc, const seatrt_linear_weight& wp, int64_t m, int32_t out_dtype) {
+  Pair x = both_random(SEATRT_DTYPE_BF16, {m, wc.in_features}), out = both_empty(out_dtype, {m, wc.out_features});
+  seatrt_linear_args lc{sizeof(seatrt_linear_args), &x.cuda, &wc, &out.cuda};
+  seatrt_linear_args lp{sizeof(seatrt_linear_args), &x.cpu, &wp, &out.cpu};
+  ok(cuda().api().linear(cuda().ctx(), cuda().stream(), &lc), "cuda linear");
+  ok(cpu().api().linear(cpu().ctx(), cpu().stream(), &lp), "cpu linear");
+  return rel_error(cuda().download_f32(out.cuda), cpu().download_f32(out.cpu));
+}
+
+template <class T>
+std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
+  const auto* b = reinterpret_cast<const uint8_t*>(v.data());
+  return std::vector<uint8_t>(b, b + v.size() * sizeof(T));
+}
+
+// Experts of one MoE layer uploaded to both providers.
+struct Experts {
+  int32_t E;
+  std::vector<seatrt_linear_weight> gc, uc, dc, gp, up, dp;
+  Experts(int32_t e, int64_t hidden, int64_t inter) : E(e) {
+    for (int32_t i = 0; i < E; ++i) {
+      const Fp4 g = random_fp4(inter, hidden), u = random_fp4(inter, hidden), d = random_fp4(hidden, inter);
+      gc.push_back(upload_fp4(cuda(), g, false));
+      uc.push_back(upload_fp4(cuda(), u, false));
+      dc.push_back(upload_fp4(cuda(), d, false));
+      gp.push_back(upload_fp4(cpu(), g, false));
+      up.push_back(upload_fp4(cpu(), u, false));
+      dp.push_back(upload_fp4(cpu(), d, false));
+    }
+  }
+};
+
+// Router ids for T tokens: distinct per token; with `skewed`, slot 0 is
+// expert 3 for ~90% of the tokens and only the lower half of the experts is
+// ever used (the upper half gets no token at all).
+std::vector<int32_t> route(int64_t T, int32_t E, int64_t k, bool skewed) {
+  std::vector<int32_t> ids;
+  const int32_t pool = skewed ? E / 2 : E;
+  std::bernoulli_distribution hot(0.9);
+  for (int64_t t = 0; t < T; ++t) {
+    std::vector<int32_t> perm(static_cast<size_t>(pool));
+    for (int32_t e = 0; e < pool; ++e) perm[static_cast<size_t>(e)] = e;
+    std::shuffle(perm.begin(), perm.end(), rng());
+    if (skewed && hot(rng())) std::iter_swap(perm.begin(), std::find(perm.begin(), perm.end(), 3));
+    for (int64_t j = 0; j < k; ++j) ids.push_back(perm[static_cast<size_t>(j)]);
+  }
+  return ids;
+}
+
+// Runs moe on both providers; returns the relative error of CUDA's output
+// and CUDA's output itself.
+std::pair<double, std::vector<float>> moe_error(const Experts& ex, int64_t T, int64_t H, int64_t k, bool skewed,
+                                                int32_t out_dtype) {
+  const std::vector<int32_t> ids = route(T, ex.E, k, skewed);
+  std::vector<float> wts;
+  for (size_t i = 0; i < ids.size(); ++i) wts.push_back(std::uniform_real_distribution<float>(0.05f, 0.5f)(rng()));
+  Pair id = both(bytes_of(ids), SEATRT_DTYPE_I32, {T, k});
+  Pair w = both(bytes_of(wts), SEATRT_DTYPE_F32, {T, k});
+  Pair x = both_random(SEATRT_DTYPE_BF16, {T, H}, 0.5f), out = both_empty(out_dtype, {T, H});
+  seatrt_moe_args mc{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, ex.E, &x.cuda, &id.cuda, &w.cuda,
+                     ex.gc.data(), ex.uc.data(), ex.dc.data(), &out.cuda};
+  seatrt_moe_args mp{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, ex.E, &x.cpu, &id.cpu, &w.cpu,
+                     ex.gp.data(), ex.up.data(), ex.dp.data(), &out.cpu};
+  ok(cuda().api().moe(cuda().ctx(), cuda().stream(), &mc), "cuda moe");
+  ok(cpu().api().moe(cpu().ctx(), cpu().stream(), &mp), "cpu moe");
+  std::vector<float> got = cuda().download_f32(out.cuda);
+  const double err = rel_error(got, cpu().download_f32(out.cpu));
+  // Run again on the same inputs: the result must be bit-identical.
+  ok(cuda().api().moe(cuda().ctx(), cuda().stream(), &mc), "cuda moe (again)");
+  if (cuda().download_f32(out.cuda) != got) return {1e30, got};
+  return {err, got};
+}
+
+}  // namespace
+
+TEST_CASE("prefill: tensor-core NVFP4 linear agrees at M 65/300/2048, ragged N and K") {
+  // N 320: a partial 128-column tile; K 720: a partial 64-deep K step and
+  // rows not 16-byte multiples (byte loads); K 48: less than one K step.
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{320, 1024}, {130, 720}, {96, 48}}) {
+    const Fp4 h = random_fp4(n, k);
+    const seatrt_linear_weight wc = upload_fp4(cuda(), h, false), wp = upload_fp4(cpu(), h, false);
+    for (int64_t m : {65, 300, 2048}) {
+      INFO("N " << n << " K " << k << " M " << m);
+      CHECK(linear_error(wc, wp, m, SEATRT_DTYPE_F32) <= 1e-4);
+      CHECK(linear_error(wc, wp, m, SEATRT_DTYPE_BF16) <= 1e-2);
+    }
+  }
+}
+
+TEST_CASE("prefill: tensor-core linear reads SM90_TILED weights and the model's shapes") {
+  const Fp4 h = random_fp4(2048, 2816);
+  const seatrt_linear_weight wt = upload_fp4(cuda(), h, true), wp = upload_fp4(cpu(), h, false);
+  CHECK(linear_error(wt, wp, 300, SEATRT_DTYPE_F32) <= 1e-4);
+  const Fp4 o = random_fp4(2816, 4096);
+  const seatrt_linear_weight oc = upload_fp4(cuda(), o, false), op = upload_fp4(cpu(), o, false);
+  CHECK(linear_error(oc, op, 130, SEATRT_DTYPE_BF16) <= 1e-2);
+}
+
+TEST_CASE("prefill: grouped tensor-core MoE agrees, uneven loads, deterministic") {
+  // I 176: a partial 64-column gate/up tile; H 512: 4 down tiles.
+  const int64_t H = 512, I = 176, k = 4;
+  const Experts ex(32, H, I);
+  for (int64_t T : {65, 300, 2048}) {
+    for (bool skewed : {false, true}) {
+      INFO("tokens " << T << (skewed ? " skewed (16 experts idle, expert 3 has ~90%)" : " uniform"));
+      const auto [err, got] = moe_error(ex, T, H, k, skewed, SEATRT_DTYPE_F32);
+      CHECK(err <= 1e-2);
+    }
+  }
+  const auto [err_bf16, got] = moe_error(ex, 300, H, k, true, SEATRT_DTYPE_BF16);
+  CHECK(err_bf16 <= 1e-2);
+}
+
+TEST_CASE("prefill: grouped MoE at the model's expert shapes (H 2816, I 704, top-8)") {
+  const int64_t H = 2816, I = 704, k = 8;
+  const Experts ex(16, H, I);
+  const auto [err, got] = moe_error(ex, 80, H, k, false, SEATRT_DTYPE_F32);
+  CHECK(err <= 1e-2);
+}

@@ -1,0 +1,351 @@
+// Prefill benchmark of the CUDA provider at the Gemma-4 26B-A4B NVFP4A16
+// shapes, through the plugin ABI only: for a prompt of T tokens (one
+// sequence), the time of each part of a 30-layer prefill step and the
+// TFLOP/s it reaches:
+//  - the quantized Linears outside the experts (25 sliding layers: q 4096,
+//    k/v 2048, o; 5 full layers: q 8192, k 1024, o; dense MLP 2112 each);
+//  - the MoE (128 experts, top-8, router ids uniform per token);
+//  - attention over the prompt (fp8 KV cache already stored): sliding layers
+//    head dim 256, 8 KV heads, window 1024; full layers head dim 512, 2 KV
+//    heads (one tensor), causal over the whole prompt.
+// Norms, RoPE, router, KV stores, embedding and the LM head are not
+// included.  Weights are random; since prefill is compute-bound, 6 distinct
+// layers of weights (5 sliding + 1 full) are cycled over the 30 layers to
+// keep set-up short.  FLOPs count 2 per multiply-add, causal attention only
+// its unmasked half.
+//
+// usage: seatrt-bench-prefill <libseatrt_kernels_cuda.so> [tokens, e.g. 2048,8192] [attention-only tokens, e.g. 32768]
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "seatrt/seatrt.h"
+
+namespace {
+
+struct Status { seatrt_status_code code; std::string msg; };
+seatrt_status* st_create(seatrt_status_code c, const char* m) { return reinterpret_cast<seatrt_status*>(new Status{c, m ? m : ""}); }
+void st_free(seatrt_status* s) { delete reinterpret_cast<Status*>(s); }
+seatrt_status_code st_code(const seatrt_status* s) { return s ? reinterpret_cast<const Status*>(s)->code : SEATRT_OK; }
+const char* st_msg(const seatrt_status* s) { return s ? reinterpret_cast<const Status*>(s)->msg.c_str() : ""; }
+void st_log(seatrt_log_level, const char*, const char*) {}
+
+void ok(seatrt_status* s, const char* what) {
+  if (!s) return;
+  const std::string m = st_msg(s);
+  st_free(s);
+  throw std::runtime_error(std::string(what) + ": " + m);
+}
+
+const seatrt_kernel_api* K = nullptr;
+seatrt_kernel_context* C = nullptr;
+seatrt_stream S = nullptr;
+
+void* dev_alloc(size_t bytes) {
+  void* p = nullptr;
+  ok(K->alloc(C, bytes, &p), "alloc");
+  return p;
+}
+
+void upload(void* dst, const void* src, size_t bytes) {
+  ok(K->copy(C, S, dst, SEATRT_DEVICE_CUDA, src, SEATRT_DEVICE_CPU, bytes), "upload");
+}
+
+seatrt_tensor tensor(void* data, int32_t dtype, std::vector<int64_t> shape) {
+  seatrt_tensor t{};
+  t.struct_size = sizeof t;
+  t.dtype = dtype;
+  t.data = data;
+  t.ndim = static_cast<int32_t>(shape.size());
+  int64_t stride = 1;
+  for (int i = t.ndim - 1; i >= 0; --i) {
+    t.shape[i] = shape[static_cast<size_t>(i)];
+    t.strides[i] = stride;
+    stride *= shape[static_cast<size_t>(i)];
+  }
+  t.device.kind = SEATRT_DEVICE_CUDA;
+  return t;
+}
+
+std::mt19937_64 g_rng(12345);
+
+// An NVFP4 weight: random codes, E4M3 scales in [0.125, 15], global 1000.
+// Bytes come from two random pools at random offsets (fast set-up).
+seatrt_linear_weight nvfp4(int64_t out, int64_t in) {
+  static std::vector<uint8_t> codes, scales;
+  if (codes.empty()) {
+    codes.resize(16u << 20);
+    for (size_t i = 0; i < codes.size(); i += 8) {
+      const uint64_t v = g_rng();
+      std::memcpy(&codes[i], &v, 8);
+    }
+    scales.resize(2u << 20);
+    for (auto& s : scales) s = static_cast<uint8_t>(((4 + g_rng() % 8) << 3) | (g_rng() % 8));
+  }
+  seatrt_linear_weight w{};
+  w.struct_size = sizeof w;
+  w.format = SEATRT_WFMT_NVFP4;
+  w.layout = SEATRT_LAYOUT_NVFP4_CT_ROW_MAJOR;
+  w.group_size = 16;
+  w.out_features = out;
+  w.in_features = in;
+  const size_t db = static_cast<size_t>(out * in / 2), sb = static_cast<size_t>(out * in / 16);
+  const uint8_t* d = codes.data() + g_rng() % (codes.size() - db);
+  const uint8_t* sc = scales.data() + g_rng() % (scales.size() - sb);
+  void* dd = dev_alloc(db);
+  void* sd = dev_alloc(sb);
+  upload(dd, d, db);
+  upload(sd, sc, sb);
+  ok(K->stream_sync(C, S), "sync");
+  w.data = tensor(dd, SEATRT_DTYPE_E2M1X2, {out, in / 2});
+  w.scales = tensor(sd, SEATRT_DTYPE_F8_E4M3, {out, in / 16});
+  w.global_scale = 1000.0f;
+  return w;
+}
+
+// A device buffer of n bf16 values, normal(0, sd).
+void* random_bf16(size_t n, float sd) {
+  std::vector<uint16_t> h(n);
+  std::normal_distribution<float> nd(0.0f, sd);
+  for (auto& v : h) {
+    const float f = nd(g_rng);
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    v = static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  }
+  void* d = dev_alloc(n * 2);
+  upload(d, h.data(), n * 2);
+  return d;
+}
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// Median seconds of `reps` runs of `step` after one warm-up.
+double time_it(const std::function<void()>& step, int reps = 3) {
+  step();
+  ok(K->stream_sync(C, S), "sync");
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const double t0 = now();
+    step();
+    ok(K->stream_sync(C, S), "sync");
+    t.push_back(now() - t0);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+constexpr int kLayers = 30, kE = 128, kTopK = 8, kQHeads = 16;
+constexpr int64_t kH = 2816, kI = 704, kMlp = 2112;
+bool is_full(int l) { return l % 6 == 5; }
+
+struct Layer {
+  std::vector<seatrt_linear_weight> lin;
+  std::vector<seatrt_linear_weight> gate, up, down;
+};
+
+// One attention layer kind over a T-token prompt: fp8 cache, block size 16.
+struct AttnCase {
+  int64_t kv_heads, dim;
+  bool two;  // separate V cache
+  int32_t window;
+  seatrt_kv_layer kv{};
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s <libseatrt_kernels_cuda.so> [tokens,...] [attention-only tokens,...]\n", argv[0]);
+    return 2;
+  }
+  auto parse = [](const char* c) {
+    std::vector<int64_t> v;
+    while (c && *c) {
+      char* end = nullptr;
+      v.push_back(std::strtoll(c, &end, 10));
+      if (end == c) break;
+      c = *end == ',' ? end + 1 : end;
+    }
+    return v;
+  };
+  const std::vector<int64_t> sizes = argc > 2 ? parse(argv[2]) : std::vector<int64_t>{2048, 8192};
+  const std::vector<int64_t> attn_only = argc > 3 ? parse(argv[3]) : std::vector<int64_t>{};
+  try {
+    void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) throw std::runtime_error(dlerror());
+    static seatrt_host_api host{sizeof(seatrt_host_api), SEATRT_ABI_MAJOR, SEATRT_ABI_MINOR, 0, st_create, st_free, st_code, st_msg, st_log};
+    auto init = reinterpret_cast<seatrt_plugin_init_fn>(dlsym(lib, SEATRT_PLUGIN_ENTRY_SYMBOL));
+    const seatrt_plugin* p = init(&host);
+    ok(p->initialize(&host), "initialize");
+    K = p->kernels;
+    seatrt_kernel_probe pr{sizeof(seatrt_kernel_probe), 0, nullptr};
+    ok(K->probe(&pr), "probe");
+    std::printf("device: %s (score %u)\n", pr.detail, pr.score);
+    if (pr.score == 0) return 77;
+    ok(K->create("", 0, &C), "create");
+    ok(K->stream_create(C, &S), "stream");
+
+    const double t_setup = now();
+    std::vector<Layer> distinct(6);
+    for (int l = 0; l < 6; ++l) {
+      Layer& L = distinct[static_cast<size_t>(l)];
+      if (is_full(l)) {
+        L.lin = {nvfp4(8192, kH), nvfp4(1024, kH), nvfp4(kH, 8192)};
+      } else {
+        L.lin = {nvfp4(4096, kH), nvfp4(2048, kH), nvfp4(2048, kH), nvfp4(kH, 4096)};
+      }
+      L.lin.push_back(nvfp4(kMlp, kH));
+      L.lin.push_back(nvfp4(kMlp, kH));
+      L.lin.push_back(nvfp4(kH, kMlp));
+      for (int e = 0; e < kE; ++e) {
+        L.gate.push_back(nvfp4(kI, kH));
+        L.up.push_back(nvfp4(kI, kH));
+        L.down.push_back(nvfp4(kH, kI));
+      }
+    }
+    std::printf("set-up (6 distinct layers of weights): %.1f s\n", now() - t_setup);
+    auto layer = [&](int l) -> const Layer& { return distinct[static_cast<size_t>(is_full(l) ? 5 : l % 5)]; };
+
+    std::vector<int64_t> all = sizes;
+    all.insert(all.end(), attn_only.begin(), attn_only.end());
+    std::printf("\n| tokens | part | ms | TFLOP | TFLOP/s |\n|---:|---|---:|---:|---:|\n");
+    for (size_t si = 0; si < all.size(); ++si) {
+      const int64_t T = all[si];
+      const bool only_attn = si >= sizes.size();
+      // Activations: the widest input (8192) and output (8192) per token.
+      void* x = random_bf16(static_cast<size_t>(T * 8192), 0.5f);
+      void* y = dev_alloc(static_cast<size_t>(T * 8192 * 2));
+      double total_ms = 0;
+      auto report = [&](const char* part, double sec, double flop) {
+        total_ms += sec * 1e3;
+        std::printf("| %lld | %s | %.2f | %.2f | %.1f |\n", static_cast<long long>(T), part, sec * 1e3, flop / 1e12,
+                    flop / sec / 1e12);
+        std::fflush(stdout);
+      };
+      if (!only_attn) {
+        double flop = 0;
+        for (int l = 0; l < kLayers; ++l)
+          for (const auto& w : layer(l).lin) flop += 2.0 * double(T) * double(w.out_features) * double(w.in_features);
+        const double t = time_it([&] {
+          for (int l = 0; l < kLayers; ++l)
+            for (const auto& w : layer(l).lin) {
+              seatrt_tensor xt = tensor(x, SEATRT_DTYPE_BF16, {T, w.in_features});
+              seatrt_tensor yt = tensor(y, SEATRT_DTYPE_BF16, {T, w.out_features});
+              seatrt_linear_args la{sizeof la, &xt, &w, &yt};
+              ok(K->linear(C, S, &la), "linear");
+            }
+        });
+        report("attn+dense MLP linears (30 layers)", t, flop);
+
+        // Router ids: top-8 distinct experts per token, uniform; weights 1/8.
+        std::vector<int32_t> ids(static_cast<size_t>(T * kTopK));
+        std::vector<int> perm(kE);
+        for (int64_t tk = 0; tk < T; ++tk) {
+          for (int e = 0; e < kE; ++e) perm[static_cast<size_t>(e)] = e;
+          for (int j = 0; j < kTopK; ++j) {
+            std::swap(perm[static_cast<size_t>(j)], perm[static_cast<size_t>(j + static_cast<int>(g_rng() % (kE - j)))]);
+            ids[static_cast<size_t>(tk * kTopK + j)] = perm[static_cast<size_t>(j)];
+          }
+        }
+        std::vector<float> wts(ids.size(), 0.125f);
+        void* idd = dev_alloc(ids.size() * 4);
+        void* wd = dev_alloc(wts.size() * 4);
+        upload(idd, ids.data(), ids.size() * 4);
+        upload(wd, wts.data(), wts.size() * 4);
+        const double moe_flop = 2.0 * double(T) * kTopK * 3.0 * double(kH) * double(kI) * kLayers;
+        seatrt_tensor xt = tensor(x, SEATRT_DTYPE_BF16, {T, kH});
+        seatrt_tensor idt = tensor(idd, SEATRT_DTYPE_I32, {T, kTopK}), wt = tensor(wd, SEATRT_DTYPE_F32, {T, kTopK});
+        const double tm = time_it([&] {
+          for (int l = 0; l < kLayers; ++l) {
+            const Layer& L = layer(l);
+            seatrt_tensor yt = tensor(y, SEATRT_DTYPE_BF16, {T, kH});
+            seatrt_moe_args ma{sizeof ma, SEATRT_ACT_GELU_TANH, kE, &xt, &idt, &wt, L.gate.data(), L.up.data(), L.down.data(), &yt};
+            ok(K->moe(C, S, &ma), "moe");
+          }
+        });
+        report("MoE experts, 128 x top-8 (30 layers)", tm, moe_flop);
+        K->free_memory(C, idd);
+        K->free_memory(C, wd);
+      }
+
+      {  // Attention: one sequence of T tokens, its whole KV in an fp8 cache.
+        const int64_t bsz = 16, blocks = (T + bsz - 1) / bsz;
+        std::vector<int32_t> table(static_cast<size_t>(blocks));
+        for (int64_t i = 0; i < blocks; ++i) table[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+        const int32_t qs[2] = {0, static_cast<int32_t>(T)}, len = static_cast<int32_t>(T);
+        void* tab_d = dev_alloc(table.size() * 4);
+        void* qs_d = dev_alloc(8);
+        void* len_d = dev_alloc(4);
+        upload(tab_d, table.data(), table.size() * 4);
+        upload(qs_d, qs, 8);
+        upload(len_d, &len, 4);
+        for (int kind = 0; kind < 2; ++kind) {
+          AttnCase c = kind == 0 ? AttnCase{8, 256, true, 1024} : AttnCase{2, 512, false, 0};
+          const size_t cache_bytes = static_cast<size_t>(blocks * bsz * c.kv_heads * c.dim);
+          // Random fp8 values (E4M3 codes with exponent field 1..7: |v| < 2).
+          std::vector<uint8_t> hc(cache_bytes);
+          for (auto& b : hc) b = static_cast<uint8_t>((g_rng() & 0x80u) | ((1 + g_rng() % 7) << 3) | (g_rng() & 7u));
+          void* kc = dev_alloc(cache_bytes);
+          upload(kc, hc.data(), cache_bytes);
+          void* vc = c.two ? dev_alloc(cache_bytes) : nullptr;
+          if (vc) upload(vc, hc.data(), cache_bytes);
+          c.kv.struct_size = sizeof(seatrt_kv_layer);
+          c.kv.block_size = static_cast<int32_t>(bsz);
+          c.kv.k_scale = 1.0f;
+          c.kv.v_scale = 1.0f;
+          c.kv.k_cache = tensor(kc, SEATRT_DTYPE_F8_E4M3, {blocks, bsz, c.kv_heads, c.dim});
+          if (vc) c.kv.v_cache = tensor(vc, SEATRT_DTYPE_F8_E4M3, {blocks, bsz, c.kv_heads, c.dim});
+          seatrt_tensor q = tensor(x, SEATRT_DTYPE_BF16, {T, kQHeads, c.dim});
+          seatrt_tensor o = tensor(y, SEATRT_DTYPE_BF16, {T, kQHeads, c.dim});
+          seatrt_tensor qst = tensor(qs_d, SEATRT_DTYPE_I32, {2}), lst = tensor(len_d, SEATRT_DTYPE_I32, {1});
+          seatrt_tensor bt = tensor(tab_d, SEATRT_DTYPE_I32, {1, blocks});
+          seatrt_attention_args aa{};
+          aa.struct_size = sizeof aa;
+          aa.q = &q;
+          aa.cache = &c.kv;
+          aa.query_start = &qst;
+          aa.seq_lens = &lst;
+          aa.block_tables = &bt;
+          aa.num_seqs = 1;
+          aa.max_query_len = len;
+          aa.max_seq_len = len;
+          aa.window = c.window;
+          aa.scale = 1.0f;
+          aa.out = &o;
+          double keys = 0;  // (query, key) pairs attended
+          for (int64_t r = 0; r < T; ++r) keys += double(c.window > 0 ? std::min<int64_t>(r + 1, c.window) : r + 1);
+          const int n_layers = kind == 0 ? 25 : 5;
+          const double flop = 4.0 * keys * kQHeads * double(c.dim);  // QK^T and PV
+          const double t1 = time_it([&] { ok(K->attention(C, S, &aa), "attention"); }, 2);
+          const std::string name = kind == 0 ? "attention, sliding 1024, hd 256, fp8 KV (25 layers)"
+                                             : "attention, full causal, hd 512, fp8 KV (5 layers)";
+          report(name.c_str(), t1 * n_layers, flop * n_layers);
+          K->free_memory(C, kc);
+          if (vc) K->free_memory(C, vc);
+        }
+        K->free_memory(C, tab_d);
+        K->free_memory(C, qs_d);
+        K->free_memory(C, len_d);
+      }
+      if (!only_attn)
+        std::printf("| %lld | **sum of the parts** | %.2f | | -> %.0f tokens/s |\n", static_cast<long long>(T), total_ms,
+                    double(T) / (total_ms / 1e3));
+      K->free_memory(C, x);
+      K->free_memory(C, y);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench failed: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
