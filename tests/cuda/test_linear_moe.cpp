@@ -46,8 +46,15 @@ seatrt_linear_weight nvfp4_weight(Provider& p, const HostNvfp4& h, bool tiled) {
   return w;
 }
 
+// Outputs start as all-ones bytes (NaN in F32/BF16/F16): an element the
+// kernel does not write fails the comparison.
+Pair poisoned(int32_t dtype, int64_t rows, int64_t cols) {
+  const size_t bytes = static_cast<size_t>(rows * cols) * (dtype == SEATRT_DTYPE_F32 ? 4 : 2);
+  return both(std::vector<uint8_t>(bytes, 0xFF), dtype, {rows, cols});
+}
+
 double run_linear(const seatrt_linear_weight& wc, const seatrt_linear_weight& wp, int64_t m, int32_t xdt, int32_t odt) {
-  Pair x = both_random(xdt, {m, wc.in_features}), out = both_empty(odt, {m, wc.out_features});
+  Pair x = both_random(xdt, {m, wc.in_features}), out = poisoned(odt, m, wc.out_features);
   seatrt_linear_args lc{sizeof(seatrt_linear_args), &x.cuda, &wc, &out.cuda};
   seatrt_linear_args lp{sizeof(seatrt_linear_args), &x.cpu, &wp, &out.cpu};
   ok(cuda().api().linear(cuda().ctx(), cuda().stream(), &lc), "cuda linear");
@@ -65,6 +72,26 @@ TEST_CASE("NVFP4 linear agrees with the CPU provider (CT layout), decode and pre
       for (int32_t xdt : {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16}) {
         INFO("N " << n << " K " << k << " M " << m << " x dtype " << xdt);
         CHECK(run_linear(wc, wp, m, xdt, SEATRT_DTYPE_F32) <= 1e-4);
+      }
+    }
+  }
+}
+
+// The decode kernel (tensor cores, K a multiple of 32) at the model's K
+// values, every n-tile count (M = 1, 2, 3, 8: one; 16: two; 32: four), a
+// partial 16-row tile (N = 40, 264), both activation dtypes (F32 is fed as
+// three BF16 terms, so it must stay fp32-exact) and both scale layouts.
+TEST_CASE("NVFP4 linear, decode kernel: model K values, M = 1..32, N tails, both layouts") {
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{40, 704}, {264, 2112}, {40, 2816}, {264, 4096}, {40, 8192}}) {
+    const HostNvfp4 h = random_nvfp4(n, k);
+    const seatrt_linear_weight wp = nvfp4_weight(cpu(), h, false);
+    for (bool tiled : {false, true}) {
+      const seatrt_linear_weight wc = nvfp4_weight(cuda(), h, tiled);
+      for (int64_t m : {1, 2, 3, 8, 16, 32}) {
+        for (int32_t xdt : {SEATRT_DTYPE_BF16, SEATRT_DTYPE_F32}) {
+          INFO("N " << n << " K " << k << " M " << m << " x dtype " << xdt << " tiled " << tiled);
+          CHECK(run_linear(wc, wp, m, xdt, SEATRT_DTYPE_F32) <= 1e-4);
+        }
       }
     }
   }
@@ -102,6 +129,57 @@ TEST_CASE("linear refuses a wrong shape with INVALID_ARG") {
   seatrt_tensor x = cuda().empty(SEATRT_DTYPE_F32, {2, 48}), out = cuda().empty(SEATRT_DTYPE_F32, {2, 32});
   seatrt_linear_args lc{sizeof(seatrt_linear_args), &x, &wc, &out};
   CHECK(code_of(cuda().api().linear(cuda().ctx(), cuda().stream(), &lc)) == SEATRT_ERR_INVALID_ARG);
+}
+
+namespace {
+
+// One moe call on both providers: T tokens, k distinct experts each.
+double run_moe(int32_t E, int64_t H, int64_t I, int64_t T, int64_t k, int32_t xdt) {
+  std::vector<seatrt_linear_weight> gc, uc, dc, gp, up, dp;
+  for (int e = 0; e < E; ++e) {
+    const HostNvfp4 g = random_nvfp4(I, H), u = random_nvfp4(I, H), d = random_nvfp4(H, I);
+    gc.push_back(nvfp4_weight(cuda(), g, false));
+    uc.push_back(nvfp4_weight(cuda(), u, false));
+    dc.push_back(nvfp4_weight(cuda(), d, false));
+    gp.push_back(nvfp4_weight(cpu(), g, false));
+    up.push_back(nvfp4_weight(cpu(), u, false));
+    dp.push_back(nvfp4_weight(cpu(), d, false));
+  }
+  std::vector<int32_t> ids;
+  std::vector<float> wts;
+  for (int64_t t = 0; t < T; ++t) {
+    std::vector<int32_t> perm(static_cast<size_t>(E));
+    for (int e = 0; e < E; ++e) perm[static_cast<size_t>(e)] = e;
+    std::shuffle(perm.begin(), perm.end(), rng());
+    for (int64_t j = 0; j < k; ++j) {
+      ids.push_back(perm[static_cast<size_t>(j)]);
+      wts.push_back(std::uniform_real_distribution<float>(0.05f, 0.5f)(rng()));
+    }
+  }
+  Pair id = both(std::vector<uint8_t>(reinterpret_cast<uint8_t*>(ids.data()), reinterpret_cast<uint8_t*>(ids.data() + ids.size())),
+                 SEATRT_DTYPE_I32, {T, k});
+  Pair w = both(std::vector<uint8_t>(reinterpret_cast<uint8_t*>(wts.data()), reinterpret_cast<uint8_t*>(wts.data() + wts.size())),
+                SEATRT_DTYPE_F32, {T, k});
+  Pair x = both_random(xdt, {T, H}, 0.01f), out = poisoned(SEATRT_DTYPE_F32, T, H);
+  seatrt_moe_args mc{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cuda, &id.cuda, &w.cuda, gc.data(), uc.data(), dc.data(), &out.cuda};
+  seatrt_moe_args mp{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cpu, &id.cpu, &w.cpu, gp.data(), up.data(), dp.data(), &out.cpu};
+  ok(cuda().api().moe(cuda().ctx(), cuda().stream(), &mc), "cuda moe");
+  ok(cpu().api().moe(cpu().ctx(), cpu().stream(), &mp), "cpu moe");
+  return rel_error(cuda().download_f32(out.cuda), cpu().download_f32(out.cpu));
+}
+
+}  // namespace
+
+// The model's expert shapes (H 2816, I 704: K = 2816 for gate/up, 704 for
+// down) at decode token counts: 1, 2 and 3 tokens (one n-tile), 16 and 32
+// (experts holding up to 32 tokens: two and four n-tiles), both x dtypes.
+TEST_CASE("moe at the model's expert shapes, decode token counts") {
+  for (int64_t T : {1, 2, 3, 16, 32}) {
+    for (int32_t xdt : {SEATRT_DTYPE_BF16, SEATRT_DTYPE_F32}) {
+      INFO("tokens " << T << " x dtype " << xdt);
+      CHECK(run_moe(6, 2816, 704, T, 4, xdt) <= 1e-4);
+    }
+  }
 }
 
 TEST_CASE("moe agrees with the CPU provider (NVFP4 experts, grouped tokens)") {

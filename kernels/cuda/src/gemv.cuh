@@ -210,4 +210,11 @@ __device__ __forceinline__ float group_sum(float v) {
   return v;
 }
 
+// The tensor-core skinny-M kernel (k_gemv_mma.cu): NVFP4 weights only (MoE
+// blocks whose expert is not NVFP4 fall back to a plain loop inside it),
+// BF16 or F32 activations with 16-byte rows, K a multiple of 32.
+bool gemv_mma_fits(const GemvArgs& a);
+// `max_rows`: the most activation rows one weight sees (picks the n-tiles).
+int launch_gemv_mma(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_rows);
+
 }  // namespace seatrt::cuda

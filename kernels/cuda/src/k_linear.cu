@@ -234,6 +234,8 @@ int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
   // input rounding).  F32 activations stay on the fp32 path.
   if (p.x.rows > kTensorCoreRows && p.x.dtype == SEATRT_DTYPE_BF16)
     return launch_linear_tc(s, w, p, a.vec && (reinterpret_cast<uintptr_t>(p.x.data) % 16) == 0);
+  const bool fp4 = w.kind <= int32_t(WeightKind::Fp4Bf16Scales);
+  if (fp4 && gemv_mma_fits(a)) return launch_gemv_mma(cudaStream_t(s), a, 1, p.x.rows);
   return launch_gemv(cudaStream_t(s), a, 1, p.x.rows);
 }
 
@@ -268,7 +270,11 @@ int launch_moe(Stream s, const MoeProblem& p, void* workspace) {
   g.out = Mat{ws.h, SEATRT_DTYPE_F32, A, p.intermediate, p.intermediate};
   g.groups = GemvGroups{ws.active, ws.num_active, ws.offsets, ws.sorted, 0};
   g.vec = p.vec && vec_ok(p.x);
-  if (int e = launch_gemv(st, g, slots, p.tokens)) return e;
+  // NVFP4 experts take the tensor-core kernel (it handles other expert
+  // formats with a slow in-kernel loop); the CUDA-core GEMV stays for
+  // unaligned or odd-K cases.
+  const bool mma = gemv_mma_fits(g) && p.intermediate % 32 == 0;
+  if (int e = mma ? launch_gemv_mma(st, g, slots, p.tokens) : launch_gemv(st, g, slots, p.tokens)) return e;
 
   GemvArgs d;
   d.table = p.down;
@@ -280,7 +286,8 @@ int launch_moe(Stream s, const MoeProblem& p, void* workspace) {
   d.row_weight = p.weights;
   d.groups = g.groups;
   d.vec = p.vec && vec_ok(d.x);
-  if (int e = launch_gemv(st, d, slots, p.tokens)) return e;
+  if (int e = mma && gemv_mma_fits(d) ? launch_gemv_mma(st, d, slots, p.tokens) : launch_gemv(st, d, slots, p.tokens))
+    return e;
 
   int64_t blocks = ceil_div(p.tokens * p.hidden, 256);
   if (blocks > 1 << 20) blocks = 1 << 20;
