@@ -108,15 +108,15 @@ double run(const Case& c) {
 }  // namespace
 
 // BF16 P in the second MMA (as flash attention does): bound 1e-2.
-TEST_CASE("prefill attention: sliding window 1024, fp8 K and V, head 256, 2048-row prompt") {
+TEST_CASE("prefill attention: sliding window 1024, fp8 K and V, head 256, 2048-row prompt", "[prefill]") {
   CHECK(run({SEATRT_DTYPE_F8_E4M3, 256, 4, 2, false, 1024, 0.0f, {{2048, 2048}}}) <= 1e-2);
 }
-TEST_CASE("prefill attention: full, fp8 one tensor, head 512, GQA 4/1, continued prompt + decode row + 65-row prompt") {
+TEST_CASE("prefill attention: full, fp8 one tensor, head 512, GQA 4/1, continued prompt + decode row + 65-row prompt", "[prefill]") {
   CHECK(run({SEATRT_DTYPE_F8_E4M3, 512, 4, 1, true, 0, 0.0f, {{400, 300}, {250, 1}, {65, 65}}}) <= 1e-2);
 }
-TEST_CASE("prefill attention: bf16 cache, head 256, window 100, softcap, two prompts") {
+TEST_CASE("prefill attention: bf16 cache, head 256, window 100, softcap, two prompts", "[prefill]") {
   CHECK(run({SEATRT_DTYPE_BF16, 256, 4, 4, false, 100, 5.0f, {{65, 65}, {700, 300}}}) <= 1e-2);
 }
-TEST_CASE("prefill attention: head 128, bf16, GQA 8/2, 130-row prompt after 70 cached") {
+TEST_CASE("prefill attention: head 128, bf16, GQA 8/2, 130-row prompt after 70 cached", "[prefill]") {
   CHECK(run({SEATRT_DTYPE_BF16, 128, 8, 2, false, 0, 0.0f, {{200, 130}}}) <= 1e-2);
 }

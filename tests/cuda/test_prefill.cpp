@@ -127,7 +127,7 @@ std::pair<double, std::vector<float>> moe_error(const Experts& ex, int64_t T, in
 
 }  // namespace
 
-TEST_CASE("prefill: tensor-core NVFP4 linear agrees at M 65/300/2048, ragged N and K") {
+TEST_CASE("prefill: tensor-core NVFP4 linear agrees at M 65/300/2048, ragged N and K", "[prefill]") {
   // N 320: a partial 128-column tile; K 720: a partial 64-deep K step and
   // rows not 16-byte multiples (byte loads); K 48: less than one K step.
   for (auto [n, k] : {std::pair<int64_t, int64_t>{320, 1024}, {130, 720}, {96, 48}}) {
@@ -141,7 +141,7 @@ TEST_CASE("prefill: tensor-core NVFP4 linear agrees at M 65/300/2048, ragged N a
   }
 }
 
-TEST_CASE("prefill: tensor-core linear reads SM90_TILED weights and the model's shapes") {
+TEST_CASE("prefill: tensor-core linear reads SM90_TILED weights and the model's shapes", "[prefill]") {
   const Fp4 h = random_fp4(2048, 2816);
   const seatrt_linear_weight wt = upload_fp4(cuda(), h, true), wp = upload_fp4(cpu(), h, false);
   CHECK(linear_error(wt, wp, 300, SEATRT_DTYPE_F32) <= 1e-4);
@@ -150,7 +150,7 @@ TEST_CASE("prefill: tensor-core linear reads SM90_TILED weights and the model's 
   CHECK(linear_error(oc, op, 130, SEATRT_DTYPE_BF16) <= 1e-2);
 }
 
-TEST_CASE("prefill: grouped tensor-core MoE agrees, uneven loads, deterministic") {
+TEST_CASE("prefill: grouped tensor-core MoE agrees, uneven loads, deterministic", "[prefill]") {
   // I 176: a partial 64-column gate/up tile; H 512: 4 down tiles.
   const int64_t H = 512, I = 176, k = 4;
   const Experts ex(32, H, I);
@@ -165,7 +165,7 @@ TEST_CASE("prefill: grouped tensor-core MoE agrees, uneven loads, deterministic"
   CHECK(err_bf16 <= 1e-2);
 }
 
-TEST_CASE("prefill: grouped MoE at the model's expert shapes (H 2816, I 704, top-8)") {
+TEST_CASE("prefill: grouped MoE at the model's expert shapes (H 2816, I 704, top-8)", "[prefill]") {
   const int64_t H = 2816, I = 704, k = 8;
   const Experts ex(16, H, I);
   const auto [err, got] = moe_error(ex, 80, H, k, false, SEATRT_DTYPE_F32);

@@ -330,6 +330,15 @@ int main(int argc, char** argv) {
           const std::string name = kind == 0 ? "attention, sliding 1024, hd 256, fp8 KV (25 layers)"
                                              : "attention, full causal, hd 512, fp8 KV (5 layers)";
           report(name.c_str(), t1 * n_layers, flop * n_layers);
+          if (T <= 8192 && std::getenv("BENCH_BASELINE_ATTENTION")) {
+            // The CUDA-core kernel, which the provider keeps for decode-shaped
+            // batches (chosen by the max_query_len hint), for comparison.
+            seatrt_attention_args base = aa;
+            base.max_query_len = 1;
+            const double tb = time_it([&] { ok(K->attention(C, S, &base), "attention (baseline)"); }, 1);
+            total_ms -= tb * n_layers * 1e3;  // not part of the step
+            report(("  baseline CUDA-core kernel: " + name).c_str(), tb * n_layers, flop * n_layers);
+          }
           K->free_memory(C, kc);
           if (vc) K->free_memory(C, vc);
         }
