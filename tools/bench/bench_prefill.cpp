@@ -216,6 +216,34 @@ int main(int argc, char** argv) {
     std::printf("set-up (6 distinct layers of weights): %.1f s\n", now() - t_setup);
     auto layer = [&](int l) -> const Layer& { return distinct[static_cast<size_t>(is_full(l) ? 5 : l % 5)]; };
 
+    if (const char* prof = std::getenv("BENCH_PROFILE_TOKENS")) {
+      // For a profiler (ncu): one q projection and one MoE layer at this many
+      // tokens, each run twice (the first grows scratch memory), then exit.
+      const int64_t T = std::atoll(prof);
+      void* x = random_bf16(static_cast<size_t>(T * kH), 0.5f);
+      void* y = dev_alloc(static_cast<size_t>(T * 8192 * 2));
+      std::vector<int32_t> ids(static_cast<size_t>(T * kTopK));
+      for (int64_t tk = 0; tk < T; ++tk)
+        for (int j = 0; j < kTopK; ++j) ids[static_cast<size_t>(tk * kTopK + j)] = static_cast<int32_t>((tk * 37 + j * 16) % kE);
+      std::vector<float> wts(ids.size(), 0.125f);
+      void* idd = dev_alloc(ids.size() * 4);
+      void* wd = dev_alloc(wts.size() * 4);
+      upload(idd, ids.data(), ids.size() * 4);
+      upload(wd, wts.data(), wts.size() * 4);
+      seatrt_tensor xt = tensor(x, SEATRT_DTYPE_BF16, {T, kH}), yq = tensor(y, SEATRT_DTYPE_BF16, {T, 4096});
+      seatrt_tensor yt = tensor(y, SEATRT_DTYPE_BF16, {T, kH});
+      seatrt_tensor idt = tensor(idd, SEATRT_DTYPE_I32, {T, kTopK}), wt = tensor(wd, SEATRT_DTYPE_F32, {T, kTopK});
+      const Layer& L = distinct[0];
+      for (int rep = 0; rep < 2; ++rep) {
+        seatrt_linear_args la{sizeof la, &xt, &L.lin[0], &yq};
+        ok(K->linear(C, S, &la), "linear");
+        seatrt_moe_args ma{sizeof ma, SEATRT_ACT_GELU_TANH, kE, &xt, &idt, &wt, L.gate.data(), L.up.data(), L.down.data(), &yt};
+        ok(K->moe(C, S, &ma), "moe");
+        ok(K->stream_sync(C, S), "sync");
+      }
+      std::printf("profile run done (%lld tokens)\n", static_cast<long long>(T));
+      return 0;
+    }
     std::vector<int64_t> all = sizes;
     all.insert(all.end(), attn_only.begin(), attn_only.end());
     std::printf("\n| tokens | part | ms | TFLOP | TFLOP/s |\n|---:|---|---:|---:|---:|\n");

@@ -53,6 +53,14 @@ struct TcParams {
   bool w_vec = false;                    // every weight allows 16-byte loads
 };
 
+// Whether a weight suits the kernel's fast path (with 16-byte data loads
+// and K % 32 == 0 checked by the caller): FP4, scale rows of an even count
+// (two group scales are read with one load) and 4-byte aligned scales.
+inline bool tc_fast(const WeightRef& w) {
+  return w.kind <= int32_t(WeightKind::Fp4Bf16Scales) && w.scale_row_elems % 2 == 0 &&
+         reinterpret_cast<uintptr_t>(w.scales) % 4 == 0;
+}
+
 namespace tc {
 
 struct Smem {
@@ -171,7 +179,10 @@ __device__ __forceinline__ void tc_store8(const TcParams& p, const TcJob& j, int
   for (int i = 0; i < 8 && col + i < p.n; ++i) mat_store(o, row, col + i, v[i] * scale);
 }
 
-template <bool kGlu>
+// kFast: every weight is FP4 with 16-byte loads, x allows 16-byte loads and
+// K is a multiple of 32 (all of Gemma-4's shapes): the lean loads below,
+// fewer registers and no scalar fallbacks in the K loop.
+template <bool kGlu, bool kFast>
 __global__ void __launch_bounds__(kTcThreads, 2) gemm_tc_kernel(TcParams p) {
   using namespace nvcuda;
   __shared__ __align__(128) tc::Smem sm;
@@ -182,10 +193,12 @@ __global__ void __launch_bounds__(kTcThreads, 2) gemm_tc_kernel(TcParams p) {
   // Output columns of this block: 128 (GLU: 64, each with a gate and an up row).
   const int64_t n0 = int64_t(blockIdx.x) * (kGlu ? kTcBN / 2 : kTcBN);
 
-  // This thread's load assignments.
-  const __nv_bfloat16* arow[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) arow[i] = tc_a_row(p, job, t / 8 + 32 * i);
+  // The activation row behind each tile row, resolved once (kept in shared
+  // memory, not registers: the accumulators need those).
+  __shared__ const __nv_bfloat16* arows[kTcBM];
+  if (t < kTcBM) arows[t] = tc_a_row(p, job, t);
+  __syncthreads();
+  auto arow = [&](int i) { return arows[t / 8 + 32 * i]; };
   const int acol = (t % 8) * 8;
   const int brow = t / 2, bcol = (t % 2) * 32;
   // The weight row behind tile row `brow` (GLU: gate rows, then up rows).
@@ -194,21 +207,51 @@ __global__ void __launch_bounds__(kTcThreads, 2) gemm_tc_kernel(TcParams p) {
   const bool wrow_ok = wrow < p.n;
   const bool fp4 = bw.kind <= int32_t(WeightKind::Fp4Bf16Scales);
 
+  // Fast path: this thread's weight row and scale row, resolved once.
+  const uint8_t* wq_row = static_cast<const uint8_t*>(bw.data) + (wrow_ok ? wrow : 0) * bw.data_row_bytes;
+  const bool e4m3 = bw.kind == int32_t(WeightKind::Fp4E4m3Scales);
+  const char* ws_row = static_cast<const char*>(bw.scales) + (wrow_ok ? wrow : 0) * bw.scale_row_elems * (e4m3 ? 1 : 2);
   auto load = [&](int64_t k0, tc::Prefetch& f) {
+    if constexpr (kFast) {
+      const int64_t ka = k0 + acol;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) f.a[i] = tc::load_a8(arow[i], k0 + acol, p.k, p.x_vec);
-    if (fp4) {
+      for (int i = 0; i < 4; ++i)
+      {
+        const __nv_bfloat16* r = arow(i);
+        f.a[i] = (r && ka < p.k) ? *reinterpret_cast<const uint4*>(r + ka) : tc::zero4();
+      }
       const int64_t kk = k0 + bcol;
-      const bool any = wrow_ok && kk < p.k;
-      f.q = any ? tc::load_q32(bw, wrow, kk, p.k, p.w_vec) : tc::zero4();
-      f.s0 = any ? group_scale(bw, wrow, kk / 16) * 16384.0f : 0.0f;
-      f.s1 = (any && kk + 16 < p.k) ? group_scale(bw, wrow, kk / 16 + 1) * 16384.0f : 0.0f;
+      if (wrow_ok && kk < p.k) {
+        f.q = __ldg(reinterpret_cast<const uint4*>(wq_row + kk / 2));
+        if (e4m3) {
+          const uint16_t two = *reinterpret_cast<const uint16_t*>(ws_row + kk / 16);
+          f.s0 = e4m3_to_float(static_cast<uint8_t>(two & 0xffu)) * 16384.0f;
+          f.s1 = e4m3_to_float(static_cast<uint8_t>(two >> 8)) * 16384.0f;
+        } else {
+          const __nv_bfloat162 two = *reinterpret_cast<const __nv_bfloat162*>(ws_row + kk / 8);
+          f.s0 = __low2float(two) * 16384.0f;
+          f.s1 = __high2float(two) * 16384.0f;
+        }
+      } else {
+        f.q = tc::zero4();
+        f.s0 = f.s1 = 0.0f;
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) f.a[i] = tc::load_a8(arow(i), k0 + acol, p.k, p.x_vec);
+      if (fp4) {
+        const int64_t kk = k0 + bcol;
+        const bool any = wrow_ok && kk < p.k;
+        f.q = any ? tc::load_q32(bw, wrow, kk, p.k, p.w_vec) : tc::zero4();
+        f.s0 = any ? group_scale(bw, wrow, kk / 16) * 16384.0f : 0.0f;
+        f.s1 = (any && kk + 16 < p.k) ? group_scale(bw, wrow, kk / 16 + 1) * 16384.0f : 0.0f;
+      }
     }
   };
   auto stage = [&](int64_t k0, const tc::Prefetch& f) {
 #pragma unroll
     for (int i = 0; i < 4; ++i) *reinterpret_cast<uint4*>(&sm.a[t / 8 + 32 * i][acol]) = f.a[i];
-    if (fp4) {
+    if (kFast || fp4) {
       uint32_t words[16];
       tc::decode8(f.q.x, f.s0, words);
       tc::decode8(f.q.y, f.s0, words + 4);
@@ -242,15 +285,15 @@ __global__ void __launch_bounds__(kTcThreads, 2) gemm_tc_kernel(TcParams p) {
 #pragma unroll
     for (int ks = 0; ks < kTcBK; ks += 16) {
       wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a[2];
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> b[4];
 #pragma unroll
       for (int i = 0; i < 2; ++i) wmma::load_matrix_sync(a[i], &sm.a[wm * 32 + i * 16][ks], kTcLd);
 #pragma unroll
-      for (int jj = 0; jj < 4; ++jj) wmma::load_matrix_sync(b[jj], &sm.b[b_row(jj)][ks], kTcLd);
+      for (int jj = 0; jj < 4; ++jj) {  // one B fragment live at a time (registers)
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> b;
+        wmma::load_matrix_sync(b, &sm.b[b_row(jj)][ks], kTcLd);
 #pragma unroll
-      for (int i = 0; i < 2; ++i)
-#pragma unroll
-        for (int jj = 0; jj < 4; ++jj) wmma::mma_sync(acc[i][jj], a[i], b[jj], acc[i][jj]);
+        for (int i = 0; i < 2; ++i) wmma::mma_sync(acc[i][jj], a[i], b, acc[i][jj]);
+      }
     }
     __syncthreads();
   }

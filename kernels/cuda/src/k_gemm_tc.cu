@@ -20,7 +20,10 @@ int launch_linear_tc(Stream s, const WeightRef& w, const GemvProblem& p, bool ve
   t.x_vec = vec && (reinterpret_cast<uintptr_t>(p.x.data) % 16) == 0 && (p.x.row_stride * 2) % 16 == 0;
   t.w_vec = vec && (reinterpret_cast<uintptr_t>(w.data) % 16) == 0 && w.data_row_bytes % 16 == 0;
   const dim3 grid(static_cast<unsigned>(ceil_div(p.n, kTcBN)), static_cast<unsigned>(ceil_div(p.x.rows, kTcBM)));
-  gemm_tc_kernel<false><<<grid, kTcThreads, 0, cudaStream_t(s)>>>(t);
+  if (tc_fast(w) && t.w_vec && t.x_vec && p.k % 32 == 0)
+    gemm_tc_kernel<false, true><<<grid, kTcThreads, 0, cudaStream_t(s)>>>(t);
+  else
+    gemm_tc_kernel<false, false><<<grid, kTcThreads, 0, cudaStream_t(s)>>>(t);
   return last_error();
 }
 

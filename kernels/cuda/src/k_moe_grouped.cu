@@ -114,13 +114,19 @@ Workspace carve(const MoeProblem& p, void* base) {
 
 }  // namespace
 
+bool moe_fast_weights(const WeightRef* host_refs, size_t count) {
+  for (size_t i = 0; i < count; ++i)
+    if (!tc_fast(host_refs[i])) return false;
+  return true;
+}
+
 size_t moe_grouped_workspace_bytes(const MoeProblem& p) {
   const size_t A = static_cast<size_t>(p.tokens) * static_cast<size_t>(p.top_k);
   return align256(sizeof(int32_t) * A) + align256(sizeof(TcTile) * max_tiles(p)) + 256 +
          align256(2 * A * static_cast<size_t>(p.intermediate)) + align256(4 * A * static_cast<size_t>(p.hidden));
 }
 
-int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace) {
+int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast_weights) {
   if (p.tokens == 0) return 0;
   cudaStream_t st = cudaStream_t(s);
   const Workspace ws = carve(p, workspace);
@@ -146,7 +152,10 @@ int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace) {
   g.act = p.activation;
   g.x_vec = x_vec;
   g.w_vec = p.vec;
-  gemm_tc_kernel<true><<<dim3(static_cast<unsigned>(ceil_div(p.intermediate, kTcBN / 2)), tiles), kTcThreads, 0, st>>>(g);
+  const bool fast = fast_weights && p.vec && x_vec && p.hidden % 32 == 0 && p.intermediate % 32 == 0;
+  const dim3 grid_gu(static_cast<unsigned>(ceil_div(p.intermediate, kTcBN / 2)), tiles);
+  if (fast) gemm_tc_kernel<true, true><<<grid_gu, kTcThreads, 0, st>>>(g);
+  else gemm_tc_kernel<true, false><<<grid_gu, kTcThreads, 0, st>>>(g);
   if (int e = last_error()) return e;
 
   TcParams d;
@@ -162,7 +171,9 @@ int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace) {
   d.row_weight = p.weights;
   d.x_vec = (p.intermediate * 2) % 16 == 0;
   d.w_vec = p.vec;
-  gemm_tc_kernel<false><<<dim3(static_cast<unsigned>(ceil_div(p.hidden, kTcBN)), tiles), kTcThreads, 0, st>>>(d);
+  const dim3 grid_d(static_cast<unsigned>(ceil_div(p.hidden, kTcBN)), tiles);
+  if (fast) gemm_tc_kernel<false, true><<<grid_d, kTcThreads, 0, st>>>(d);
+  else gemm_tc_kernel<false, false><<<grid_d, kTcThreads, 0, st>>>(d);
   if (int e = last_error()) return e;
 
   const bool quads = p.hidden % 4 == 0;

@@ -198,7 +198,8 @@ void moe(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_moe_args* arg
   p.weights = static_cast<const float*>(wts.data);
   // Prefill (many BF16 tokens): grouped tensor-core GEMMs (k_moe_grouped.cu).
   if (p.tokens >= kMoeGroupedMinTokens && p.x.dtype == SEATRT_DTYPE_BF16) {
-    check(launch_moe_grouped(s, p, scratch(ctx, s, moe_grouped_workspace_bytes(p))), "moe launch (grouped)");
+    check(launch_moe_grouped(s, p, scratch(ctx, s, moe_grouped_workspace_bytes(p)), moe_fast_weights(refs.data(), refs.size())),
+          "moe launch (grouped)");
     return;
   }
   void* ws = scratch(ctx, s, moe_workspace_bytes(p));

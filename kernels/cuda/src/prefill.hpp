@@ -17,8 +17,11 @@ constexpr int64_t kMoeGroupedMinTokens = 64;
 // in the epilogue, BF16 h), one for down (router weight in the epilogue,
 // fp32 per-assignment rows), then a fixed-order sum over each token's k
 // rows.  x must be BF16; `workspace` must hold moe_grouped_workspace_bytes.
+// `fast_weights`: every expert weight is FP4 with an even count of 4-byte
+// aligned scales per row (the kernels' lean path; see moe_fast_weights).
 size_t moe_grouped_workspace_bytes(const MoeProblem& p);
-int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace);
+int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast_weights);
+bool moe_fast_weights(const WeightRef* host_refs, size_t count);
 
 // Prefill attention on the tensor cores (k_attention_prefill.cu): BF16 q,
 // head dim 128/256/512, F8_E4M3 or BF16 caches, batches whose longest query
