@@ -1,22 +1,27 @@
-// `seatrt bench URL`: a load generator.  For each concurrency level it runs
-// streaming completions with prompts of about --prompt-tokens tokens made
-// unique by a nonce from the OS random source (so the prefix cache is not
-// what gets measured), and reports tokens/s (aggregate and per stream),
-// time to first token and inter-token latency (p50/p99).
-#include <algorithm>
+// `seatrt bench URL`: a load generator for a running seat.
+//  - Decode sweep: for each concurrency level, `conc` streams each send
+//    --requests-per-stream streaming completions of --gen-tokens tokens after
+//    a prompt of --prompt-tokens tokens; reports tokens/s (aggregate over the
+//    wall time, per stream, and per stream after the first token), time to
+//    first token and inter-token latency (p50/p99).
+//  - Prefill (--prefill 2048,8192,...): for each length, --prefill-requests
+//    requests one after another, each an exact-length prompt of random ids
+//    with max_tokens 1; reports prompt tokens / TTFT and the TTFT itself.
+// Every prompt is unique (OS-random nonce or ids), so the prefix cache is
+// not what gets measured.  --json FILE writes every figure for scripts.
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <atomic>
-#include <mutex>
-#include <random>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "bench_requests.hpp"
 #include "command.hpp"
 #include "server/http_client.hpp"
 
@@ -25,6 +30,8 @@ namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
+using bench::RequestResult;
+using bench::percentile;
 
 struct BenchOptions {
   std::string url;
@@ -33,23 +40,11 @@ struct BenchOptions {
   int prompt_tokens = 256;
   int gen_tokens = 128;
   int requests_per_stream = 2;
+  bool id_prompts = false;
+  std::vector<int> prefill;
+  int prefill_requests = 2;
+  std::string json_path;
 };
-
-struct RequestResult {
-  bool ok = false;
-  std::string error;
-  double ttft = 0;
-  std::vector<double> itl;
-  int64_t tokens = 0;
-  double duration = 0;
-};
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto idx = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(idx, v.size() - 1)];
-}
 
 int parse_int(const std::string& flag, const std::string& v) {
   int x = 0;
@@ -59,171 +54,197 @@ int parse_int(const std::string& flag, const std::string& v) {
   return x;
 }
 
-// A prompt of about `tokens` tokens that starts with a fresh OS-random nonce.
-std::string unique_prompt(const server::HttpClient& client, const std::string& model, int tokens) {
-  std::random_device os_random;
-  char nonce[40];
-  std::snprintf(nonce, sizeof nonce, "%08x%08x%08x", os_random(), os_random(), os_random());
-  static const char* words[] = {"the", "river", "carried", "light", "across", "quiet", "stones", "and", "morning",
-                                "birds", "answered", "with", "songs", "older", "than", "the", "town"};
-  std::string text = std::string("Request ") + nonce + ". Continue this story:";
-  int estimate = 0;
-  for (size_t i = 0; estimate < tokens; ++i, ++estimate) text += std::string(" ") + words[i % 17];
-  // Trim with the server's tokenizer so the length is what was asked.
-  const auto r = client.post("/tokenize", json{{"model", model}, {"prompt", text}}.dump());
-  const json j = json::parse(r.body, nullptr, false);
-  if (r.status == 200 && j.contains("count")) {
-    while (j["count"].get<int>() > tokens && estimate > 0) {  // words are ~1 token each
-      text.resize(text.rfind(' '));
-      --estimate;
-      const auto r2 = client.post("/tokenize", json{{"model", model}, {"prompt", text}}.dump());
-      const json j2 = json::parse(r2.body, nullptr, false);
-      if (!j2.contains("count") || j2["count"].get<int>() <= tokens) break;
-    }
+// "1,4,16" -> {1, 4, 16}; "none" -> {}.
+std::vector<int> parse_list(const std::string& flag, const std::string& list) {
+  std::vector<int> out;
+  if (list == "none") return out;
+  for (size_t p = 0; p <= list.size();) {
+    const size_t comma = std::min(list.find(',', p), list.size());
+    out.push_back(parse_int(flag, list.substr(p, comma - p)));
+    p = comma + 1;
   }
-  return text;
+  return out;
 }
 
-RequestResult run_one(const server::HttpClient& client, const BenchOptions& o, const std::string& prompt) {
-  RequestResult res;
-  json body = {{"model", o.model}, {"prompt", prompt}, {"max_tokens", o.gen_tokens}, {"temperature", 0.8},
-               {"stream", true}, {"stream_options", {{"include_usage", true}}}};
+BenchOptions parse_options(std::span<const std::string> args) {
+  BenchOptions o;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
+      return args[++i];
+    };
+    if (a == "--model") o.model = value();
+    else if (a == "--concurrency") o.concurrency = parse_list(a, value());
+    else if (a == "--prompt-tokens") o.prompt_tokens = parse_int(a, value());
+    else if (a == "--gen-tokens") o.gen_tokens = parse_int(a, value());
+    else if (a == "--requests-per-stream") o.requests_per_stream = parse_int(a, value());
+    else if (a == "--id-prompts") o.id_prompts = true;
+    else if (a == "--prefill") o.prefill = parse_list(a, value());
+    else if (a == "--prefill-requests") o.prefill_requests = parse_int(a, value());
+    else if (a == "--json") o.json_path = value();
+    else if (o.url.empty() && a.rfind("--", 0) != 0) o.url = a;
+    else throw std::invalid_argument("unexpected argument " + a);
+  }
+  if (o.url.empty()) throw std::invalid_argument("URL is required");
+  return o;
+}
+
+// One concurrency level of the decode sweep.
+json run_level(const server::HttpClient& client, const BenchOptions& o, const std::vector<int32_t>& pool, int conc) {
+  const int n = conc * o.requests_per_stream;
+  std::vector<json> prompts;
+  for (int i = 0; i < n; ++i)
+    prompts.push_back(o.id_prompts ? bench::random_id_prompt(pool, o.prompt_tokens)
+                                   : json(bench::unique_text_prompt(client, o.model, o.prompt_tokens)));
+  std::vector<RequestResult> results(static_cast<size_t>(n));
+  std::atomic<int> next{0};
   const auto start = Clock::now();
-  auto last = start;
-  bool first = true;
-  std::string error;
-  const int status = client.post_events("/v1/completions", body.dump(), [&](const std::string& data) {
-    if (data == "[DONE]") return false;
-    const json ev = json::parse(data, nullptr, false);
-    if (ev.contains("error")) {
-      error = ev["error"].value("message", data);
-      return false;
+  std::vector<std::thread> workers;
+  for (int w = 0; w < conc; ++w)
+    workers.emplace_back([&] {
+      for (int i; (i = next++) < n;)
+        results[static_cast<size_t>(i)] = bench::run_completion(client, o.model, prompts[static_cast<size_t>(i)], o.gen_tokens);
+    });
+  for (auto& t : workers) t.join();
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  std::vector<double> ttft, itl, per_stream, decode_stream;
+  int64_t tokens = 0;
+  int failed = 0;
+  std::string first_error;
+  for (const auto& r : results) {
+    if (!r.ok) {
+      ++failed;
+      if (first_error.empty()) first_error = r.error;
+      continue;
     }
-    if (ev.contains("usage") && ev["usage"].is_object()) res.tokens = ev["usage"].value("completion_tokens", 0);
-    for (const auto& c : ev.value("choices", json::array())) {
-      if (!c.contains("text") || c["text"].get<std::string>().empty()) continue;
-      const auto now = Clock::now();
-      if (first) {
-        res.ttft = std::chrono::duration<double>(now - start).count();
-        first = false;
-      } else {
-        res.itl.push_back(std::chrono::duration<double>(now - last).count());
-      }
-      last = now;
+    tokens += r.tokens;
+    ttft.push_back(r.ttft);
+    itl.insert(itl.end(), r.itl.begin(), r.itl.end());
+    if (r.duration > 0) per_stream.push_back(static_cast<double>(r.tokens) / r.duration);
+    if (r.tokens > 1 && r.duration > r.ttft)
+      decode_stream.push_back(static_cast<double>(r.tokens - 1) / (r.duration - r.ttft));
+  }
+  const auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.empty() ? 0.0 : s / static_cast<double>(v.size());
+  };
+  json j = {{"concurrency", conc},
+            {"requests", n},
+            {"failed", failed},
+            {"completion_tokens", tokens},
+            {"wall_s", wall},
+            {"tok_s_total", static_cast<double>(tokens) / wall},
+            {"tok_s_stream", mean(per_stream)},
+            {"decode_tok_s_stream", mean(decode_stream)},
+            {"ttft_p50_ms", 1e3 * percentile(ttft, 0.5)},
+            {"ttft_p99_ms", 1e3 * percentile(ttft, 0.99)},
+            {"itl_p50_ms", 1e3 * percentile(itl, 0.5)},
+            {"itl_p99_ms", 1e3 * percentile(itl, 0.99)}};
+  if (!first_error.empty()) j["first_error"] = first_error;
+  return j;
+}
+
+// Prefill of one prompt length: requests one after another, medians.
+json run_prefill(const server::HttpClient& client, const BenchOptions& o, const std::vector<int32_t>& pool, int length) {
+  std::vector<double> ttft, rate;
+  int failed = 0;
+  std::string first_error;
+  int64_t prompt_tokens = 0;
+  for (int i = 0; i < o.prefill_requests; ++i) {
+    const RequestResult r = bench::run_completion(client, o.model, bench::random_id_prompt(pool, length), 1);
+    if (!r.ok || r.ttft <= 0) {
+      ++failed;
+      if (first_error.empty()) first_error = r.error;
+      continue;
     }
-    return true;
-  }, &error);
-  res.duration = std::chrono::duration<double>(Clock::now() - start).count();
-  res.ok = status == 200 && error.empty();
-  res.error = status == 200 ? error : "HTTP " + std::to_string(status) + ": " + error;
-  return res;
+    prompt_tokens = r.prompt_tokens > 0 ? r.prompt_tokens : length;
+    ttft.push_back(r.ttft);
+    rate.push_back(static_cast<double>(prompt_tokens) / r.ttft);
+  }
+  json j = {{"prompt_tokens", length},       {"requests", o.prefill_requests},
+            {"failed", failed},              {"ttft_p50_ms", 1e3 * percentile(ttft, 0.5)},
+            {"ttft_max_ms", 1e3 * percentile(ttft, 1.0)}, {"prefill_tok_s", percentile(rate, 0.5)}};
+  if (prompt_tokens > 0) j["usage_prompt_tokens"] = prompt_tokens;
+  if (!first_error.empty()) j["first_error"] = first_error;
+  return j;
 }
 
 int run_bench(std::span<const std::string> args) {
   BenchOptions o;
   try {
-    for (size_t i = 0; i < args.size(); ++i) {
-      const std::string& a = args[i];
-      auto value = [&]() -> const std::string& {
-        if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
-        return args[++i];
-      };
-      if (a == "--model") {
-        o.model = value();
-      } else if (a == "--concurrency") {
-        o.concurrency.clear();
-        std::string list = value();
-        for (size_t p = 0; p <= list.size();) {
-          const size_t comma = std::min(list.find(',', p), list.size());
-          o.concurrency.push_back(parse_int("--concurrency", list.substr(p, comma - p)));
-          p = comma + 1;
-        }
-      } else if (a == "--prompt-tokens") {
-        o.prompt_tokens = parse_int(a, value());
-      } else if (a == "--gen-tokens") {
-        o.gen_tokens = parse_int(a, value());
-      } else if (a == "--requests-per-stream") {
-        o.requests_per_stream = parse_int(a, value());
-      } else if (o.url.empty() && a.rfind("--", 0) != 0) {
-        o.url = a;
-      } else {
-        throw std::invalid_argument("unexpected argument " + a);
-      }
-    }
-    if (o.url.empty()) throw std::invalid_argument("URL is required");
+    o = parse_options(args);
   } catch (const std::exception& e) {
     std::fprintf(stderr,
-                 "seatrt bench: %s\nusage: seatrt bench URL [--model NAME] [--concurrency 1,4,16] "
-                 "[--prompt-tokens N] [--gen-tokens N] [--requests-per-stream N]\n",
+                 "seatrt bench: %s\nusage: seatrt bench URL [--model NAME] [--concurrency 1,4,16|none] "
+                 "[--prompt-tokens N] [--gen-tokens N] [--requests-per-stream N] [--id-prompts] "
+                 "[--prefill 2048,8192] [--prefill-requests N] [--json FILE]\n",
                  e.what());
     return 2;
   }
-  const char* key = std::getenv("SEATRT_API_KEY");
-  if (!key) key = std::getenv("OPENAI_API_KEY");
-  const server::HttpClient client(o.url, key ? key : "");
-  if (o.model.empty()) {
-    const json models = json::parse(client.get("/v1/models").body, nullptr, false);
-    if (!models.contains("data") || models["data"].empty()) {
-      std::fprintf(stderr, "seatrt bench: cannot list models at %s\n", o.url.c_str());
-      return 1;
-    }
-    o.model = models["data"][0]["id"].get<std::string>();
-  }
-  std::printf("seatrt bench %s model=%s prompt~%d tokens gen=%d tokens\n", o.url.c_str(), o.model.c_str(),
-              o.prompt_tokens, o.gen_tokens);
-  std::printf("%6s %8s %6s %12s %12s %10s %10s %10s %10s\n", "conc", "requests", "failed", "tok/s total",
-              "tok/s stream", "ttft p50", "ttft p99", "itl p50", "itl p99");
-  int total_failed = 0;
-  for (int conc : o.concurrency) {
-    const int n = conc * o.requests_per_stream;
-    std::vector<std::string> prompts;
-    for (int i = 0; i < n; ++i) prompts.push_back(unique_prompt(client, o.model, o.prompt_tokens));
-    std::vector<RequestResult> results(static_cast<size_t>(n));
-    std::atomic<int> next{0};
-    const auto start = Clock::now();
-    std::vector<std::thread> workers;
-    for (int w = 0; w < conc; ++w)
-      workers.emplace_back([&] {
-        for (int i; (i = next++) < n;) {
-          try {
-            results[static_cast<size_t>(i)] = run_one(client, o, prompts[static_cast<size_t>(i)]);
-          } catch (const std::exception& e) {
-            results[static_cast<size_t>(i)].error = e.what();
-          }
-        }
-      });
-    for (auto& t : workers) t.join();
-    const double wall = std::chrono::duration<double>(Clock::now() - start).count();
-    std::vector<double> ttft, itl, per_stream;
-    int64_t tokens = 0;
-    int failed = 0;
-    std::string first_error;
-    for (const auto& r : results) {
-      if (!r.ok) {
-        ++failed;
-        if (first_error.empty()) first_error = r.error;
-        continue;
+  try {
+    const char* key = std::getenv("SEATRT_API_KEY");
+    if (!key) key = std::getenv("OPENAI_API_KEY");
+    const server::HttpClient client(o.url, key ? key : "");
+    if (o.model.empty()) {
+      const json models = json::parse(client.get("/v1/models").body, nullptr, false);
+      if (!models.contains("data") || !models["data"].is_array() || models["data"].empty()) {
+        std::fprintf(stderr, "seatrt bench: cannot list models at %s\n", o.url.c_str());
+        return 1;
       }
-      tokens += r.tokens;
-      ttft.push_back(r.ttft);
-      itl.insert(itl.end(), r.itl.begin(), r.itl.end());
-      if (r.duration > 0) per_stream.push_back(static_cast<double>(r.tokens) / r.duration);
+      o.model = models["data"][0].value("id", "");
     }
-    double mean_stream = 0;
-    for (double v : per_stream) mean_stream += v;
-    if (!per_stream.empty()) mean_stream /= static_cast<double>(per_stream.size());
-    std::printf("%6d %8d %6d %12.1f %12.1f %9.1fms %9.1fms %9.1fms %9.1fms\n", conc, n, failed,
-                static_cast<double>(tokens) / wall, mean_stream, 1e3 * percentile(ttft, 0.5),
-                1e3 * percentile(ttft, 0.99), 1e3 * percentile(itl, 0.5), 1e3 * percentile(itl, 0.99));
-    if (!first_error.empty()) std::printf("       first failure: %s\n", first_error.c_str());
-    std::fflush(stdout);
-    total_failed += failed;
+    const bool need_pool = o.id_prompts || !o.prefill.empty();
+    const std::vector<int32_t> pool = need_pool ? bench::token_pool(client, o.model) : std::vector<int32_t>();
+    json report = {{"url", o.url}, {"model", o.model}, {"prompt_tokens", o.prompt_tokens},
+                   {"gen_tokens", o.gen_tokens}, {"decode", json::array()}, {"prefill", json::array()}};
+    int total_failed = 0;
+    if (!o.concurrency.empty()) {
+      std::printf("seatrt bench %s model=%s prompt %s%d tokens, gen=%d tokens\n", o.url.c_str(), o.model.c_str(),
+                  o.id_prompts ? "" : "~", o.prompt_tokens, o.gen_tokens);
+      std::printf("%6s %8s %6s %12s %12s %12s %10s %10s %10s %10s\n", "conc", "requests", "failed", "tok/s total",
+                  "tok/s stream", "decode/strm", "ttft p50", "ttft p99", "itl p50", "itl p99");
+    }
+    for (int conc : o.concurrency) {
+      const json j = run_level(client, o, pool, conc);
+      std::printf("%6d %8d %6d %12.1f %12.1f %12.1f %9.1fms %9.1fms %9.1fms %9.1fms\n", conc, j["requests"].get<int>(),
+                  j["failed"].get<int>(), j["tok_s_total"].get<double>(), j["tok_s_stream"].get<double>(),
+                  j["decode_tok_s_stream"].get<double>(), j["ttft_p50_ms"].get<double>(), j["ttft_p99_ms"].get<double>(),
+                  j["itl_p50_ms"].get<double>(), j["itl_p99_ms"].get<double>());
+      if (j.contains("first_error")) std::printf("       first failure: %s\n", j["first_error"].get<std::string>().c_str());
+      std::fflush(stdout);
+      total_failed += j["failed"].get<int>();
+      report["decode"].push_back(j);
+    }
+    if (!o.prefill.empty())
+      std::printf("%10s %8s %6s %12s %12s %12s\n", "prompt", "requests", "failed", "prefill t/s", "ttft p50", "ttft max");
+    for (int length : o.prefill) {
+      const json j = run_prefill(client, o, pool, length);
+      std::printf("%10d %8d %6d %12.1f %10.1fms %10.1fms\n", length, j["requests"].get<int>(), j["failed"].get<int>(),
+                  j["prefill_tok_s"].get<double>(), j["ttft_p50_ms"].get<double>(), j["ttft_max_ms"].get<double>());
+      if (j.contains("first_error")) std::printf("       first failure: %s\n", j["first_error"].get<std::string>().c_str());
+      std::fflush(stdout);
+      total_failed += j["failed"].get<int>();
+      report["prefill"].push_back(j);
+    }
+    if (!o.json_path.empty()) {
+      std::ofstream f(o.json_path);
+      f << report.dump(1) << "\n";
+      if (!f) std::fprintf(stderr, "seatrt bench: cannot write %s\n", o.json_path.c_str());
+    }
+    return total_failed == 0 ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "seatrt bench: error: %s\n", e.what());
+    return 1;
   }
-  return total_failed == 0 ? 0 : 1;
 }
 
 }  // namespace
 }  // namespace seatrt::cli
 
-SEATRT_CLI_COMMAND("bench", "bench URL [--model NAME] [--concurrency 1,4,16] [--prompt-tokens N] [--gen-tokens N]",
-                   "load-test a running seat: tokens/s, TTFT and inter-token latency", seatrt::cli::run_bench)
+SEATRT_CLI_COMMAND("bench",
+                   "bench URL [--model NAME] [--concurrency 1,4,16|none] [--prompt-tokens N] [--gen-tokens N] "
+                   "[--requests-per-stream N] [--id-prompts] [--prefill 2048,8192] [--prefill-requests N] [--json FILE]",
+                   "load-test a running seat: decode tokens/s, TTFT and inter-token latency; prefill tokens/s",
+                   seatrt::cli::run_bench)

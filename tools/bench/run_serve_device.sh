@@ -20,6 +20,8 @@
 #      batch's byte limit (bytes the step needs / measured copy bandwidth).
 # Logs and JSON go to $OUT (or /tmp/serve-bench).  Limits (seconds) and sizes
 # come from the environment (defaults below); 0 for a *_LIMIT skips the step.
+# CHECKPOINT=DIR serves an existing checkpoint instead (kept; with PROVIDER=cpu
+# KV_DTYPE=bf16 and the tiny fixture this checks the script on any machine).
 set -u
 c=${1:-build-e2e/carry}
 out=${OUT:-/tmp/serve-bench}
@@ -39,6 +41,8 @@ PREFILL_REQUESTS=${PREFILL_REQUESTS:-1}
 KV_BYTES=${KV_BYTES:-9114000000}
 MAX_MODEL_LEN=${MAX_MODEL_LEN:-262144}
 PORT=${PORT:-8765}
+PROVIDER=${PROVIDER:-cuda}
+KV_DTYPE=${KV_DTYPE:-fp8}
 url=http://127.0.0.1:$PORT
 export LD_LIBRARY_PATH=$c/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PYTHONUNBUFFERED=1
@@ -58,11 +62,15 @@ stamp "1. copy bandwidth"
 run_limited "$BW_LIMIT" "$out/bandwidth.log" python3 tools/bench/copy_bandwidth.py --json "$out/bandwidth.json"
 
 stamp "2. synthetic checkpoint + tokenizer"
-dir=/tmp/synth
-[ "$(df --output=avail -B1G /dev/shm | tail -1)" -ge 20 ] && dir=/dev/shm/synth
-rm -rf "$dir"
-run_limited "$GEN_LIMIT" "$out/synth_gen.log" python3 tools/synth/make_synthetic_checkpoint.py --out "$dir"
-python3 tools/bench/make_bench_tokenizer.py "$dir" | tee "$out/tokenizer.log"
+if [ -n "${CHECKPOINT:-}" ]; then  # an existing checkpoint (with its tokenizer), kept: e.g. a CPU check of this script
+  dir=$CHECKPOINT
+else
+  dir=/tmp/synth
+  [ "$(df --output=avail -B1G /dev/shm | tail -1)" -ge 20 ] && dir=/dev/shm/synth
+  rm -rf "$dir"
+  run_limited "$GEN_LIMIT" "$out/synth_gen.log" python3 tools/synth/make_synthetic_checkpoint.py --out "$dir"
+  python3 tools/bench/make_bench_tokenizer.py "$dir" | tee "$out/tokenizer.log"
+fi
 
 stamp "3. seat + seatrt serve"
 seat=$out/synth-seat.toml
@@ -79,11 +87,11 @@ port = $PORT
 path = "$dir"
 max_model_len = $MAX_MODEL_LEN
 [kernels]
-provider = "cuda"
+provider = "$PROVIDER"
 device = 0
 [cache]
 kv_cache_memory = $KV_BYTES
-kv_cache_dtype = "fp8"
+kv_cache_dtype = "$KV_DTYPE"
 prefix_caching = true
 [scheduler]
 max_num_seqs = 32
@@ -127,7 +135,7 @@ grep -i -E "error|warn|kv pool|memory plan|loaded" "$out/serve.log" | grep -v " 
 stamp "5. Hugging Face transformers floor"
 run_limited "$HF_LIMIT" "$out/hf_floor.log" python3 tools/bench/hf_floor.py --json "$out/hf_floor.json"
 
-rm -rf "$dir"
+[ -z "${CHECKPOINT:-}" ] && rm -rf "$dir"
 stamp "6. report"
 python3 tools/bench/serve_report.py "$out" | tee "$out/report.md"
 stamp "done"
