@@ -302,6 +302,28 @@ int main(int argc, char** argv) {
           }
         });
         report("MoE experts, 128 x top-8 (30 layers)", tm, moe_flop);
+        if (std::getenv("BENCH_MOE_REFERENCE")) {
+          // The same GEMM shapes on the plain linear path (contiguous rows, one
+          // weight): what the grouped kernels would reach without grouping.
+          static const seatrt_linear_weight gu = nvfp4(2 * kI, kH), dn = nvfp4(kH, kI);
+          const int64_t A = T * kTopK;
+          void* xa = random_bf16(static_cast<size_t>(A * kH), 0.5f);
+          void* ya = dev_alloc(static_cast<size_t>(A * kH * 2));
+          const double tr = time_it([&] {
+            for (int l = 0; l < kLayers; ++l) {
+              seatrt_tensor x1 = tensor(xa, SEATRT_DTYPE_BF16, {A, kH}), y1 = tensor(ya, SEATRT_DTYPE_BF16, {A, 2 * kI});
+              seatrt_linear_args l1{sizeof l1, &x1, &gu, &y1};
+              ok(K->linear(C, S, &l1), "linear (gate+up reference)");
+              seatrt_tensor x2 = tensor(ya, SEATRT_DTYPE_BF16, {A, kI}), y2 = tensor(xa, SEATRT_DTYPE_BF16, {A, kH});
+              seatrt_linear_args l2{sizeof l2, &x2, &dn, &y2};
+              ok(K->linear(C, S, &l2), "linear (down reference)");
+            }
+          });
+          total_ms -= tr * 1e3;  // not part of the step
+          report("  reference: the MoE's GEMM shapes as plain linears (30 layers)", tr, moe_flop);
+          K->free_memory(C, xa);
+          K->free_memory(C, ya);
+        }
         K->free_memory(C, idd);
         K->free_memory(C, wd);
       }

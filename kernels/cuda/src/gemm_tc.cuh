@@ -48,6 +48,7 @@ struct TcParams {
   const int32_t* sorted = nullptr;       // assignment ids grouped by expert
   int32_t x_div = 1;                     // gate/up: x row = assignment / x_div (top_k)
   const float* row_weight = nullptr;     // down: router weight per assignment
+  bool scatter_out = true;               // down: out row = assignment id (false: sorted position)
   int32_t act = 0;
   bool x_vec = false;                    // x allows 16-byte loads
   bool w_vec = false;                    // every weight allows 16-byte loads
@@ -143,7 +144,7 @@ __device__ __forceinline__ bool tc_job(const TcParams& p, TcJob& j) {
 __device__ __forceinline__ const __nv_bfloat16* tc_a_row(const TcParams& p, const TcJob& j, int r) {
   if (r >= j.rows) return nullptr;
   int64_t src = j.m0 + r;
-  if (p.mode == TcMode::MoeGateUp) src = p.sorted[src] / p.x_div;
+  if (p.mode == TcMode::MoeGateUp && p.sorted) src = p.sorted[src] / p.x_div;  // null: x is already gathered
   return static_cast<const __nv_bfloat16*>(p.x.data) + src * p.x.row_stride;
 }
 
@@ -154,8 +155,9 @@ __device__ __forceinline__ void tc_store8(const TcParams& p, const TcJob& j, int
   int64_t row = j.m0 + r;
   float scale = 1.0f;
   if (p.mode == TcMode::MoeDown) {
-    row = p.sorted[row];
-    scale = p.row_weight[row];
+    const int64_t assignment = p.sorted[row];
+    scale = p.row_weight[assignment];
+    if (p.scatter_out) row = assignment;  // else: rows stay in expert-sorted order
   }
   const Mat& o = p.out;
   const int64_t at = row * o.row_stride + col;
@@ -185,7 +187,11 @@ __device__ __forceinline__ void tc_store8(const TcParams& p, const TcJob& j, int
 template <bool kGlu, bool kFast>
 __global__ void __launch_bounds__(kTcThreads, 2) gemm_tc_kernel(TcParams p) {
   using namespace nvcuda;
-  __shared__ __align__(128) tc::Smem sm;
+  // Two K-step buffers (dynamic shared memory, 72 KiB): step i+1 is staged
+  // into one while the MMAs of step i read the other, so one barrier per
+  // step suffices and one warp's decode overlaps other warps' MMAs.
+  extern __shared__ __align__(128) unsigned char tc_dyn[];
+  tc::Smem* bufs = reinterpret_cast<tc::Smem*>(tc_dyn);
   TcJob job;
   if (!tc_job(p, job)) return;
   const int t = threadIdx.x, warp = t >> 5, lane = t & 31;
@@ -248,7 +254,7 @@ __global__ void __launch_bounds__(kTcThreads, 2) gemm_tc_kernel(TcParams p) {
       }
     }
   };
-  auto stage = [&](int64_t k0, const tc::Prefetch& f) {
+  auto stage = [&](tc::Smem& sm, int64_t k0, const tc::Prefetch& f) {
 #pragma unroll
     for (int i = 0; i < 4; ++i) *reinterpret_cast<uint4*>(&sm.a[t / 8 + 32 * i][acol]) = f.a[i];
     if (kFast || fp4) {
@@ -278,10 +284,13 @@ __global__ void __launch_bounds__(kTcThreads, 2) gemm_tc_kernel(TcParams p) {
 
   tc::Prefetch f;
   load(0, f);
+  stage(bufs[0], 0, f);
+  __syncthreads();
+  int cur = 0;
   for (int64_t k0 = 0; k0 < p.k; k0 += kTcBK) {
-    stage(k0, f);
-    __syncthreads();
-    if (k0 + kTcBK < p.k) load(k0 + kTcBK, f);  // in flight during the MMAs below
+    const bool more = k0 + kTcBK < p.k;
+    if (more) load(k0 + kTcBK, f);  // in flight during the MMAs below
+    const tc::Smem& sm = bufs[cur];
 #pragma unroll
     for (int ks = 0; ks < kTcBK; ks += 16) {
       wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a[2];
@@ -295,12 +304,14 @@ __global__ void __launch_bounds__(kTcThreads, 2) gemm_tc_kernel(TcParams p) {
         for (int i = 0; i < 2; ++i) wmma::mma_sync(acc[i][jj], a[i], b, acc[i][jj]);
       }
     }
+    if (more) stage(bufs[cur ^ 1], k0 + kTcBK, f);  // last read in the previous step: free
     __syncthreads();
+    cur ^= 1;
   }
 
   // Epilogue: each warp stages one 16x16 fragment at a time in its own corner
   // of the (now free) shared memory; a lane then stores 8 consecutive values.
-  float* stage_f = reinterpret_cast<float*>(&sm) + warp * 16 * 16;
+  float* stage_f = reinterpret_cast<float*>(tc_dyn) + warp * 16 * 16;
   const int er = lane / 2, ec = (lane % 2) * 8;
   constexpr int kOutFrags = kGlu ? 2 : 4;
 #pragma unroll
@@ -327,6 +338,22 @@ __global__ void __launch_bounds__(kTcThreads, 2) gemm_tc_kernel(TcParams p) {
       __syncwarp();
     }
   }
+}
+
+// Launches gemm_tc_kernel<kGlu, kFast> with its dynamic shared memory (the
+// opt-in above 48 KiB is set once per instantiation).
+template <bool kGlu, bool kFast>
+int launch_gemm_tc(cudaStream_t st, dim3 grid, const TcParams& p) {
+  constexpr size_t kSmem = 2 * sizeof(tc::Smem);
+  static bool opted_in = false;
+  if (!opted_in) {
+    if (cudaError_t e = cudaFuncSetAttribute(gemm_tc_kernel<kGlu, kFast>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(kSmem)))
+      return static_cast<int>(e);
+    opted_in = true;
+  }
+  gemm_tc_kernel<kGlu, kFast><<<grid, kTcThreads, kSmem, st>>>(p);
+  return last_error();
 }
 
 }  // namespace seatrt::cuda

@@ -39,7 +39,13 @@ struct FaSmem {
   static constexpr size_t l = m + sizeof(float) * kFaRows;
   static constexpr size_t corr = l + sizeof(float) * kFaRows;
   static constexpr size_t key_ok = corr + sizeof(float) * kFaRows;
-  static constexpr size_t bytes = key_ok + sizeof(int32_t) * kFaKeys;
+  // Raw cache bytes of the NEXT key step (cp.async), for layers with separate
+  // K and V caches up to head dim 256; one-tensor layers use the unused V
+  // region instead (V = K), and two-tensor head-dim-512 layers do not
+  // prefetch (227 KiB of shared memory is the limit).
+  static constexpr size_t raw = (key_ok + sizeof(int32_t) * kFaKeys + 127) / 128 * 128;
+  static constexpr size_t raw_bytes = D <= 256 ? 2 * kFaKeys * D * 2 : 0;
+  static constexpr size_t bytes = raw + raw_bytes;
 };
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
@@ -75,6 +81,30 @@ __device__ __forceinline__ uint4 cache8(const void* base, int32_t dtype, int64_t
     const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(pair, __NV_E4M3);
     const float2 f = __half22float2(__half2(h));
     __nv_bfloat162 b = __floats2bfloat162_rn(f.x, f.y);  // exact: 4 significant bits
+    o[i] = *reinterpret_cast<uint32_t*>(&b);
+  }
+  return r;
+}
+
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(dst)), "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
+// 8 BF16 values from 8 raw cache elements in shared memory (unscaled).
+__device__ __forceinline__ uint4 raw8(const unsigned char* src, int32_t dtype) {
+  if (dtype == SEATRT_DTYPE_BF16) return *reinterpret_cast<const uint4*>(src);
+  const uint2 raw = *reinterpret_cast<const uint2*>(src);
+  const uint32_t w[2] = {raw.x, raw.y};
+  uint4 r;
+  uint32_t* o = reinterpret_cast<uint32_t*>(&r);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const __nv_fp8x2_storage_t pair = static_cast<__nv_fp8x2_storage_t>(w[i / 2] >> (16 * (i % 2)));
+    const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(pair, __NV_E4M3);
+    const float2 f = __half22float2(__half2(h));
+    __nv_bfloat162 b = __floats2bfloat162_rn(f.x, f.y);
     o[i] = *reinterpret_cast<uint32_t*>(&b);
   }
   return r;
@@ -145,19 +175,44 @@ __global__ void __launch_bounds__(kFaThreads, 1)
   const int wr = (warp / 4) * 16, wc = warp % 4;
   const float score_scale = p.scale * p.k_scale;
 
+  // Element offset of key j's row in the caches, -1 when it is past `last`
+  // or its block is unmapped.
+  auto key_offset = [&](int64_t j) -> int64_t {
+    if (j > last || j / p.block_size >= p.max_blocks_per_seq) return -1;
+    const int32_t blk = table[j / p.block_size];
+    if (blk < 0 || blk >= p.num_blocks) return -1;
+    return ((int64_t(blk) * p.block_size + j % p.block_size) * p.kv_heads + kvh) * D;
+  };
+  const int esz = p.cache_dtype == SEATRT_DTYPE_BF16 ? 2 : 1;
+  unsigned char* raw = two ? smem + L::raw : smem + L::v;
+  const bool prefetch = (!two || L::raw_bytes > 0) && reinterpret_cast<uintptr_t>(p.k_cache) % 16 == 0 &&
+                        reinterpret_cast<uintptr_t>(p.v_cache) % 16 == 0;
+  // Starts the copies of keys j0..j0+63 (K, then V) into `raw`, 16 bytes each.
+  auto issue = [&](int64_t j0) {
+    const int per_row = D * esz / 16, per_tensor = kFaKeys * per_row;
+    for (int i = t; i < (two ? 2 : 1) * per_tensor; i += kFaThreads) {
+      const int tensor = i / per_tensor, kr = (i % per_tensor) / per_row, c = i % per_row;
+      const int64_t off = key_offset(j0 + kr);
+      const unsigned char* base = static_cast<const unsigned char*>(tensor ? p.v_cache : p.k_cache);
+      cp_async16(raw + (size_t(tensor) * kFaKeys + kr) * D * esz + c * 16, base + (off < 0 ? 0 : off * esz + c * 16), off >= 0);
+    }
+    cp_async_commit();
+  };
+  if (prefetch) issue(first);
+
   for (int64_t j0 = first; j0 <= last; j0 += kFaKeys) {
-    __syncthreads();  // the previous step's readers of K/V/P are done
-    // 1. Gather K (and V) rows of keys j0..j0+63.
+    if (prefetch) cp_async_wait_all();
+    __syncthreads();  // the previous step's readers of K/V/P are done; this step's bytes have landed
+    // 1. K (and V) rows of keys j0..j0+63 as BF16 in shared memory: from the
+    // prefetched raw bytes, or gathered now.
     for (int i = t; i < kFaKeys * (D / 8); i += kFaThreads) {
       const int kr = i / (D / 8), c = (i % (D / 8)) * 8;
-      const int64_t j = j0 + kr;
-      int64_t off = -1;
-      if (j <= last && j / p.block_size < p.max_blocks_per_seq) {
-        const int32_t blk = table[j / p.block_size];
-        if (blk >= 0 && blk < p.num_blocks) off = ((int64_t(blk) * p.block_size + j % p.block_size) * p.kv_heads + kvh) * D;
-      }
+      const int64_t off = key_offset(j0 + kr);
       uint4 kv = make_uint4(0u, 0u, 0u, 0u), vv = kv;
-      if (off >= 0) {
+      if (prefetch) {
+        kv = raw8(raw + size_t(kr) * D * esz + c * esz, p.cache_dtype);
+        if (two) vv = raw8(raw + (size_t(kFaKeys) + kr) * D * esz + c * esz, p.cache_dtype);
+      } else if (off >= 0) {
         kv = cache8(p.k_cache, p.cache_dtype, off + c);
         if (two) vv = cache8(p.v_cache, p.cache_dtype, off + c);
       }
@@ -166,6 +221,8 @@ __global__ void __launch_bounds__(kFaThreads, 1)
       if (c == 0) key_ok[kr] = off >= 0;
     }
     __syncthreads();
+    // The next step's bytes stream in while this step computes.
+    if (prefetch && j0 + kFaKeys <= last) issue(j0 + kFaKeys);
 
     // 2. S = Q K^T for rows wr.. and keys 16*(warp%4).. (two n8 tiles).
     {

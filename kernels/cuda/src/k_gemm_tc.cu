@@ -20,11 +20,8 @@ int launch_linear_tc(Stream s, const WeightRef& w, const GemvProblem& p, bool ve
   t.x_vec = vec && (reinterpret_cast<uintptr_t>(p.x.data) % 16) == 0 && (p.x.row_stride * 2) % 16 == 0;
   t.w_vec = vec && (reinterpret_cast<uintptr_t>(w.data) % 16) == 0 && w.data_row_bytes % 16 == 0;
   const dim3 grid(static_cast<unsigned>(ceil_div(p.n, kTcBN)), static_cast<unsigned>(ceil_div(p.x.rows, kTcBM)));
-  if (tc_fast(w) && t.w_vec && t.x_vec && p.k % 32 == 0)
-    gemm_tc_kernel<false, true><<<grid, kTcThreads, 0, cudaStream_t(s)>>>(t);
-  else
-    gemm_tc_kernel<false, false><<<grid, kTcThreads, 0, cudaStream_t(s)>>>(t);
-  return last_error();
+  if (tc_fast(w) && t.w_vec && t.x_vec && p.k % 32 == 0) return launch_gemm_tc<false, true>(cudaStream_t(s), grid, t);
+  return launch_gemm_tc<false, false>(cudaStream_t(s), grid, t);
 }
 
 }  // namespace seatrt::cuda
