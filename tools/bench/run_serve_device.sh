@@ -5,27 +5,33 @@
 # carried in one folder ($1, default build-e2e/carry: bin/ plugins/ devlibs/,
 # made by tools/bench/make_serve_carry.sh).  Steps, each under its own limit:
 #   1. copy bandwidth of the GPU (tools/bench/copy_bandwidth.py, torch);
-#   2. the full-size synthetic checkpoint into /dev/shm (or /tmp), plus a
+#   2. the Hugging Face transformers floor on the same GPU
+#      (tools/bench/hf_floor.py, the same shapes in bf16, random weights);
+#   3. the full-size synthetic checkpoint into /dev/shm (or /tmp), plus a
 #      tokenizer covering all 262,144 ids (tools/bench/make_bench_tokenizer.py:
 #      the test tokenizer padded; the checkpoint has none);
-#   3. a seat file for it (CUDA provider, fp8 KV, KV pool in bytes,
+#   4. a seat file for it (CUDA provider, fp8 KV, KV pool in bytes,
 #      max_num_seqs 32), `seatrt serve`, wait for /ready (canary passed);
-#   4. `seatrt bench`: decode at concurrency 1/4/8/16/32 (aggregate and
+#   5. `seatrt bench`: decode at concurrency 1/4/8/16/32 (aggregate and
 #      per-stream tok/s, TTFT and ITL p50/p99), then prefill tok/s at each
 #      length of PREFILL_LENGTHS (max_tokens 1, one bench call per length);
 #      every prompt made of OS-random ids, so the prefix cache never hits;
-#   5. the server stopped (SIGTERM), then the Hugging Face transformers floor
-#      on the same GPU (tools/bench/hf_floor.py, bf16 random weights);
-#   6. the checkpoint deleted; a table (tools/bench/serve_report.py) with each
-#      batch's byte limit (bytes the step needs / measured copy bandwidth).
-# Logs and JSON go to $OUT (or /tmp/serve-bench).  Limits (seconds) and sizes
-# come from the environment (defaults below); 0 for a *_LIMIT skips the step.
+#   6. the server stopped (SIGTERM), the checkpoint deleted, and a table
+#      (tools/bench/serve_report.py) with each batch's byte limit (bytes the
+#      step needs / the copy bandwidth measured in step 1).
+# Logs and JSON go to $WORK (default /tmp/serve-bench); at the end they are
+# packed into $OUT/serve-bench.tgz beside $OUT/report.md (the device tool
+# brings back at most 8 files).  Limits (seconds) and sizes come from the
+# environment (defaults below); 0 for a *_LIMIT skips the step.  TOTAL_LIMIT
+# bounds the whole run: each step gets at most what is left of it (minus a
+# reserve for the report), so the run ends inside the device call's limit.
 # CHECKPOINT=DIR serves an existing checkpoint instead (kept; with PROVIDER=cpu
 # KV_DTYPE=bf16 and the tiny fixture this checks the script on any machine).
 set -u
 c=${1:-build-e2e/carry}
-out=${OUT:-/tmp/serve-bench}
-mkdir -p "$out"
+out=${WORK:-/tmp/serve-bench}
+rm -rf "$out"; mkdir -p "$out"
+TOTAL_LIMIT=${TOTAL_LIMIT:-280}
 BW_LIMIT=${BW_LIMIT:-30}
 GEN_LIMIT=${GEN_LIMIT:-60}
 READY_LIMIT=${READY_LIMIT:-120}
@@ -48,9 +54,19 @@ export LD_LIBRARY_PATH=$c/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PYTHONUNBUFFERED=1
 t_start=$(date +%s)
 stamp() { echo "== $1 (t=$(( $(date +%s) - t_start )) s)"; }
+http_get() {  # http_get URL: body on stdout, exit 0 only for HTTP 200 (curl may be absent there)
+  python3 -c 'import sys, urllib.request
+try:
+    sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())
+except Exception as e:
+    sys.stdout.write(str(e)); sys.exit(1)' "$1"
+}
+left() { echo $(( t_start + TOTAL_LIMIT - 12 - $(date +%s) )); }  # 12 s kept for stopping + the report
 run_limited() {  # run_limited LIMIT LOG cmd...: 0 skips; output to LOG and the console
   local limit=$1 log=$2; shift 2
   if [ "$limit" -le 0 ]; then echo "(skipped)"; return 0; fi
+  [ "$(left)" -lt "$limit" ] && limit=$(left)
+  if [ "$limit" -le 0 ]; then echo "(skipped: TOTAL_LIMIT reached)"; return 124; fi
   timeout "$limit" "$@" > "$log" 2>&1; local rc=$?
   tail -30 "$log"; echo "exit $rc$([ $rc -eq 124 ] && echo ' (time limit)')"; return $rc
 }
@@ -61,7 +77,10 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,memory.t
 stamp "1. copy bandwidth"
 run_limited "$BW_LIMIT" "$out/bandwidth.log" python3 tools/bench/copy_bandwidth.py --json "$out/bandwidth.json"
 
-stamp "2. synthetic checkpoint + tokenizer"
+stamp "2. Hugging Face transformers floor"
+run_limited "$HF_LIMIT" "$out/hf_floor.log" python3 tools/bench/hf_floor.py --budget-s "$(( HF_LIMIT - 25 ))" --json "$out/hf_floor.json"
+
+stamp "3. synthetic checkpoint + tokenizer"
 if [ -n "${CHECKPOINT:-}" ]; then  # an existing checkpoint (with its tokenizer), kept: e.g. a CPU check of this script
   dir=$CHECKPOINT
 else
@@ -72,7 +91,7 @@ else
   python3 tools/bench/make_bench_tokenizer.py "$dir" | tee "$out/tokenizer.log"
 fi
 
-stamp "3. seat + seatrt serve"
+stamp "4. seat + seatrt serve"
 seat=$out/synth-seat.toml
 cat > "$seat" <<EOF
 # Written by tools/bench/run_serve_device.sh: the synthetic 26B-A4B checkpoint
@@ -104,38 +123,39 @@ EOF
 "$c/bin/seatrt" serve "$seat" > "$out/serve.log" 2>&1 &
 serve_pid=$!
 ready=0
-for ((i = 0; i < READY_LIMIT; ++i)); do
-  if curl -sf "$url/ready" > /dev/null 2>&1; then ready=1; break; fi
+lim=$READY_LIMIT; [ "$(left)" -lt "$lim" ] && lim=$(left)
+for ((i = 0; i < lim; ++i)); do
+  if http_get "$url/ready" > /dev/null 2>&1; then ready=1; break; fi
   kill -0 "$serve_pid" 2> /dev/null || break
   sleep 1
 done
 tail -15 "$out/serve.log"
 echo "ready: $ready after $i s"
-curl -s "$url/ready"; echo
+http_get "$url/ready"; echo
 
 if [ "$ready" = 1 ]; then
-  stamp "4a. decode sweep, concurrency $CONCURRENCY"
+  stamp "5a. decode sweep, concurrency $CONCURRENCY"
   run_limited "$SWEEP_LIMIT" "$out/bench_decode.log" "$c/bin/seatrt" bench "$url" --concurrency "$CONCURRENCY" \
     --id-prompts --prompt-tokens "$PROMPT_TOKENS" --gen-tokens "$GEN_TOKENS" \
     --requests-per-stream "$REQUESTS_PER_STREAM" --json "$out/bench_decode.json"
   for len in ${PREFILL_LENGTHS//,/ }; do
-    stamp "4b. prefill, $len-token prompt"
+    stamp "5b. prefill, $len-token prompt"
     run_limited "$PREFILL_LIMIT" "$out/bench_prefill_$len.log" "$c/bin/seatrt" bench "$url" --concurrency none \
       --prefill "$len" --prefill-requests "$PREFILL_REQUESTS" --json "$out/bench_prefill_$len.json"
   done
-  curl -s "$url/metrics" > "$out/metrics.txt" 2>&1
+  http_get "$url/metrics" > "$out/metrics.txt" 2>&1
 fi
-stamp "4c. stop the server"
+stamp "6. stop the server"
 kill -TERM "$serve_pid" 2> /dev/null
-for ((i = 0; i < 20; ++i)); do kill -0 "$serve_pid" 2> /dev/null || break; sleep 1; done
+for ((i = 0; i < 8; ++i)); do kill -0 "$serve_pid" 2> /dev/null || break; sleep 1; done
 kill -KILL "$serve_pid" 2> /dev/null
 wait "$serve_pid" 2> /dev/null; echo "serve exit: $?"
 grep -i -E "error|warn|kv pool|memory plan|loaded" "$out/serve.log" | grep -v " info \[cpu\]" | tail -12
 
-stamp "5. Hugging Face transformers floor"
-run_limited "$HF_LIMIT" "$out/hf_floor.log" python3 tools/bench/hf_floor.py --json "$out/hf_floor.json"
-
 [ -z "${CHECKPOINT:-}" ] && rm -rf "$dir"
-stamp "6. report"
-python3 tools/bench/serve_report.py "$out" | tee "$out/report.md"
+python3 tools/bench/serve_report.py "$out" > "$out/report.md" 2>&1
+if [ -n "${OUT:-}" ]; then
+  tar czf "$OUT/serve-bench.tgz" -C "$out" . && cp "$out/report.md" "$OUT/report.md"
+fi
 stamp "done"
+cat "$out/report.md"
