@@ -119,6 +119,14 @@ TEST_CASE("dense BF16 linear agrees") {
     };
     const seatrt_linear_weight wc = make(cuda()), wp = make(cpu());
     for (int64_t m : {1, 11}) CHECK(run_linear(wc, wp, m, SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16) <= 1e-2);
+    // 2..32 rows with K a multiple of 32: the tensor-core decode kernel (the
+    // LM head's path), fp32-exact up to summation order.
+    for (int64_t m : {2, 3, 8, 16, 32}) {
+      for (int32_t xdt : {SEATRT_DTYPE_BF16, SEATRT_DTYPE_F32}) {
+        INFO("K " << k << " M " << m << " x dtype " << xdt);
+        CHECK(run_linear(wc, wp, m, xdt, SEATRT_DTYPE_F32) <= 1e-4);
+      }
+    }
     CHECK(run_linear(wc, wp, 70, SEATRT_DTYPE_BF16, SEATRT_DTYPE_F32) <= 1e-4);  // tensor-core path
   }
 }

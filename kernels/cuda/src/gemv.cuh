@@ -44,6 +44,11 @@ struct GemvArgs {
   const float* row_weight = nullptr;  // multiplies each assignment's output
   bool vec = false;                // weights and x allow 16-byte loads
   bool stage = false;              // x tiles are staged in dynamic shared memory
+  // Two-plane BF16 values (tensor-core kernel only): v = hi + lo, the lo
+  // plane `*_lo_offset` elements after the hi plane (0: one plane).  The MoE
+  // carries its gate/up result h to down this way (16 significant bits).
+  int64_t x_lo_offset = 0;
+  int64_t out_lo_offset = 0;
   GemvGroups groups;
 };
 
@@ -210,9 +215,9 @@ __device__ __forceinline__ float group_sum(float v) {
   return v;
 }
 
-// The tensor-core skinny-M kernel (k_gemv_mma.cu): NVFP4 weights only (MoE
-// blocks whose expert is not NVFP4 fall back to a plain loop inside it),
-// BF16 or F32 activations with 16-byte rows, K a multiple of 32.
+// The tensor-core skinny-M kernel (k_gemv_mma.cu): NVFP4 or dense BF16
+// weights (MoE blocks whose expert is neither fall back to a plain loop
+// inside it), BF16 or F32 activations with 16-byte rows, K a multiple of 32.
 bool gemv_mma_fits(const GemvArgs& a);
 // `max_rows`: the most activation rows one weight sees (picks the n-tiles).
 int launch_gemv_mma(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_rows);

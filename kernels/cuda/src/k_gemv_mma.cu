@@ -1,19 +1,23 @@
-// The decode-shaped (skinny-M) NVFP4 kernel on the tensor cores: each weight
-// word is read ONCE per token tile of up to 32 rows and applied to all of
-// them with mma.sync m16n8k16 (BF16 in, fp32 accumulate).
+// The decode-shaped (skinny-M) weight kernel on the tensor cores: each
+// weight word is read ONCE per token tile of up to 32 rows and applied to all
+// of them with mma.sync m16n8k16 (BF16 in, fp32 accumulate).  NVFP4 weights
+// (both scale layouts) and dense BF16 weights (the LM head).
 //
-// Work split.  A block owns one 16-row tile of the weight (two for a fused
-// gate/up pair) and all tokens of its group; its warps split K (a "k-step"
-// is 128 columns: lane (g, t) of a warp holds one 16-byte chunk -- 32 codes
-// -- of rows g and g+8 at columns kb + 32t..+31), so even a 2 MB matrix
-// spreads over ~1000 warps with every load of a warp issued at once.  The
-// warps' partial sums meet in shared memory at the end.
+// Work split.  A block owns one 16-row tile of the weight and all tokens of
+// its group; its warps split K (a "k-step" is 128 columns: lane (g, t) of a
+// warp holds one 16-byte chunk -- 32 codes -- of rows g and g+8 at columns
+// kb + 32t..+31), so even a 2 MB matrix spreads over ~1000 warps.  Each lane
+// keeps a ring of 4 steps of loads in flight: a slot is refilled with the
+// step 4 ahead as soon as it is unpacked.  The warps' partial sums meet in
+// shared memory at the end.  A fused gate/up (GLU) block gives half its
+// warps to gate and half to up (same registers as a plain block) and forms
+// act(gate) * up in the epilogue.
 //
 // Fragment mapping.  An MMA only needs A and B to agree on which k each
 // register slot holds.  Unpacking a 32-bit word of 8 codes naturally gives
-// the pairs (i, i+4) (see unpack_pair), so the B fragments are built from
-// the activations in the same pairing (prmt for BF16, a pack for F32).  MMA
-// s (0..7) of a step uses word s/2, pairs 2(s%2) and 2(s%2)+1.
+// the pairs (i, i+4) (see unpack_pair), so the B fragments (and dense A
+// fragments) are built in the same pairing (prmt for BF16, a pack for F32).
+// MMA s (0..7) of a step uses word s/2, pairs 2(s%2) and 2(s%2)+1.
 //
 // Exactness.  A pair of codes becomes two BF16 values fp4 * 2^-126 with
 // bit operations only (sign to bit 15, the 3 magnitude bits to the bottom of
@@ -24,7 +28,9 @@
 // the epilogue multiplies by 2^26 / global divisor.  F32 activations are
 // split into three BF16 terms (hi + mid + lo, 24 significant bits: the
 // fp32 value exactly, barring underflow) fed as three MMAs into the same
-// accumulator, so no input precision is lost.
+// accumulator, so no input precision is lost.  MoE carries h from gate/up
+// to down as two BF16 planes (hi + lo: 16 significant bits, relative error
+// <= 2^-17), two MMAs per step.
 #include "gemv.cuh"
 
 namespace seatrt::cuda {
@@ -77,14 +83,20 @@ __device__ __forceinline__ void load_scales(const WeightRef& w, int64_t row, int
   s[1] = *reinterpret_cast<const uint32_t*>(&b);
 }
 
-// One lane's raw weight bytes of one step: rows g and g+8, and their scales.
+// One lane's raw weight bytes of one step: rows g and g+8 (NVFP4: one
+// 16-byte chunk each and their two group scales; dense BF16: 64 bytes each).
+template <bool kDense>
 struct StepLoad {
   uint4 q[2];
   uint32_t s[2][2];
 };
+template <>
+struct StepLoad<true> {
+  uint4 q[2][4];
+};
 
 __device__ __forceinline__ void load_step(const WeightRef& w, int64_t n0, int64_t n, int64_t k0, bool k_ok,
-                                          int g, StepLoad& L) {
+                                          int g, StepLoad<false>& L) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int64_t row = n0 + g + 8 * h;
@@ -98,9 +110,21 @@ __device__ __forceinline__ void load_step(const WeightRef& w, int64_t n0, int64_
   }
 }
 
+__device__ __forceinline__ void load_step(const WeightRef& w, int64_t n0, int64_t n, int64_t k0, bool k_ok,
+                                          int g, StepLoad<true>& L) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int64_t row = n0 + g + 8 * h;
+    const uint4* p = reinterpret_cast<const uint4*>(static_cast<const char*>(w.data) + row * w.data_row_bytes + k0 * 2);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) L.q[h][j] = k_ok && row < n ? __ldg(p + j) : make_uint4(0, 0, 0, 0);
+  }
+}
+
 // The A fragments of the step's 8 MMAs: a[s][0..3] as mma.m16n8k16 wants
-// them (row g low pair, row g+8 low pair, row g high pair, row g+8 high pair).
-__device__ __forceinline__ void unpack_step(const StepLoad& L, uint32_t (*a)[4]) {
+// them (row g low pair, row g+8 low pair, row g high pair, row g+8 high pair);
+// MMA s = 2j + (0|1) covers columns 8j..8j+7 of the lane's 32, paired (i, i+4).
+__device__ __forceinline__ void unpack_step(const StepLoad<false>& L, uint32_t (*a)[4]) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const uint32_t words[4] = {L.q[h].x, L.q[h].y, L.q[h].z, L.q[h].w};
@@ -112,6 +136,41 @@ __device__ __forceinline__ void unpack_step(const StepLoad& L, uint32_t (*a)[4])
       a[2 * j + 1][h] = bf16x2_mul(unpack_pair<2>(words[j]), sc);
       a[2 * j + 1][h + 2] = bf16x2_mul(unpack_pair<3>(words[j]), sc);
     }
+  }
+}
+
+__device__ __forceinline__ void unpack_step(const StepLoad<true>& L, uint32_t (*a)[4]) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const uint4 u = L.q[h][j];
+      a[2 * j][h] = __byte_perm(u.x, u.z, 0x5410);          // (w0, w4)
+      a[2 * j][h + 2] = __byte_perm(u.x, u.z, 0x7632);      // (w1, w5)
+      a[2 * j + 1][h] = __byte_perm(u.y, u.w, 0x5410);      // (w2, w6)
+      a[2 * j + 1][h + 2] = __byte_perm(u.y, u.w, 0x7632);  // (w3, w7)
+    }
+  }
+}
+
+// The A fragment of MMA s alone (s = 2j + p: word j, pairs 2p and 2p + 1).
+__device__ __forceinline__ void unpack_one(const StepLoad<false>& L, int s, uint32_t* a) {
+  const int j = s / 2;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const uint32_t word = j == 0 ? L.q[h].x : j == 1 ? L.q[h].y : j == 2 ? L.q[h].z : L.q[h].w;
+    const uint32_t sc = L.s[h][j / 2];
+    a[h] = bf16x2_mul(s % 2 ? unpack_pair<2>(word) : unpack_pair<0>(word), sc);
+    a[h + 2] = bf16x2_mul(s % 2 ? unpack_pair<3>(word) : unpack_pair<1>(word), sc);
+  }
+}
+
+__device__ __forceinline__ void unpack_one(const StepLoad<true>& L, int s, uint32_t* a) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const uint4 u = L.q[h][s / 2];
+    a[h] = s % 2 ? __byte_perm(u.y, u.w, 0x5410) : __byte_perm(u.x, u.z, 0x5410);
+    a[h + 2] = s % 2 ? __byte_perm(u.y, u.w, 0x7632) : __byte_perm(u.x, u.z, 0x7632);
   }
 }
 
@@ -135,30 +194,51 @@ __device__ __forceinline__ uint32_t pack_split(float& lo, float& hi) {
   return *reinterpret_cast<const uint32_t*>(&p);
 }
 
-template <bool kGlu>
-struct Acc {
-  float v[kGlu ? 2 : 1][4][4];  // [matrix][n-tile][fragment]
-};
+// How the activations arrive.
+enum XMode : int { kXBf16 = 0, kXF32 = 1, kXBf16Pair = 2 };
 
-// acc[m][nt] += A[m] . B(x rows of n-tile nt) for one step.
-template <int kNt, bool kGlu, bool kF32>
-__device__ __forceinline__ void step_mma(const uint32_t (*a0)[4], const uint32_t (*a1)[4], const Mat& x,
-                                         const int64_t* xrow, int ntv, int64_t k0, bool k_ok, Acc<kGlu>& acc) {
+// acc[nt] += A(L) . B(x rows of n-tile nt) for one step.  One n-tile of
+// BF16 activations: the B fragments are loaded first and each A fragment is
+// unpacked right before its MMA (few registers live).  Otherwise all 8 A
+// fragments are unpacked once and shared by the n-tiles and F32 terms.
+template <int kNt, int kX, bool kDense>
+__device__ __forceinline__ void step_mma(const StepLoad<kDense>& L, const Mat& x, int64_t x_lo_offset,
+                                         const int64_t* xrow, int ntv, int64_t k0, bool k_ok, float (*acc)[4]) {
+  constexpr int kPlanes = kX == kXBf16Pair ? 2 : 1;
+  if (kNt == 1 && kX != kXF32) {
+    const bool ok = k_ok && xrow[0] >= 0;
+    const __nv_bfloat16* xr = static_cast<const __nv_bfloat16*>(x.data) + (ok ? xrow[0] * x.row_stride + k0 : 0);
+    uint32_t b[kPlanes][8][2];
+#pragma unroll
+    for (int plane = 0; plane < kPlanes; ++plane) load_b_bf16(xr + plane * x_lo_offset, ok, b[plane]);
+#pragma unroll
+    for (int s = 0; s < 8; ++s) {
+      uint32_t a[4];
+      unpack_one(L, s, a);
+#pragma unroll
+      for (int plane = 0; plane < kPlanes; ++plane) mma_bf16(acc[0], a, b[plane][s]);
+    }
+    return;
+  }
+  uint32_t a[8][4];
+  unpack_step(L, a);
 #pragma unroll
   for (int nt = 0; nt < kNt; ++nt) {
     if (nt >= ntv) break;
     const bool ok = k_ok && xrow[nt] >= 0;
-    if (!kF32) {
-      uint32_t b[8][2];
-      load_b_bf16(static_cast<const __nv_bfloat16*>(x.data) + (ok ? xrow[nt] * x.row_stride + k0 : 0), ok, b);
+    const int64_t off = ok ? xrow[nt] * x.row_stride + k0 : 0;
+    if (kX != kXF32) {
+      const __nv_bfloat16* xr = static_cast<const __nv_bfloat16*>(x.data) + off;
 #pragma unroll
-      for (int s = 0; s < 8; ++s) {
-        mma_bf16(acc.v[0][nt], a0[s], b[s]);
-        if (kGlu) mma_bf16(acc.v[kGlu ? 1 : 0][nt], a1[s], b[s]);
+      for (int plane = 0; plane < kPlanes; ++plane) {
+        uint32_t b[8][2];
+        load_b_bf16(xr + plane * x_lo_offset, ok, b);
+#pragma unroll
+        for (int s = 0; s < 8; ++s) mma_bf16(acc[nt], a[s], b[s]);
       }
     } else {  // F32: three BF16 terms, each its own MMA into the same sum
       float f[32];
-      const float* xr = static_cast<const float*>(x.data) + (ok ? xrow[nt] * x.row_stride + k0 : 0);
+      const float* xr = static_cast<const float*>(x.data) + off;
 #pragma unroll
       for (int v = 0; v < 8; ++v) {
         const float4 u = ok ? *reinterpret_cast<const float4*>(xr + 4 * v) : make_float4(0.f, 0.f, 0.f, 0.f);
@@ -173,11 +253,22 @@ __device__ __forceinline__ void step_mma(const uint32_t (*a0)[4], const uint32_t
           uint32_t b[2];
           b[0] = pack_split(f[8 * j + i], f[8 * j + i + 4]);
           b[1] = pack_split(f[8 * j + i + 1], f[8 * j + i + 5]);
-          mma_bf16(acc.v[0][nt], a0[s], b);
-          if (kGlu) mma_bf16(acc.v[kGlu ? 1 : 0][nt], a1[s], b);
+          mma_bf16(acc[nt], a[s], b);
         }
       }
     }
+  }
+}
+
+// out[r, c] = v; two BF16 planes (hi, lo = v - hi) when out_lo_offset is set.
+__device__ __forceinline__ void store_out(const GemvArgs& a, int64_t r, int64_t c, float v) {
+  if (a.out_lo_offset) {
+    __nv_bfloat16* o = static_cast<__nv_bfloat16*>(a.out.data) + r * a.out.row_stride + c;
+    const __nv_bfloat16 hi = __float2bfloat16_rn(v);
+    o[0] = hi;
+    o[a.out_lo_offset] = __float2bfloat16_rn(v - __bfloat162float(hi));
+  } else {
+    mat_store(a.out, r, c, v);
   }
 }
 
@@ -192,28 +283,37 @@ __device__ void generic_rows(const GemvArgs& a, const WeightRef& w, const Weight
     const int64_t xr = asg / a.x_div;
     float s = 0.f, su = 0.f;
     for (int64_t kk = 0; kk < a.k; ++kk) {
-      const float xv = mat_load(a.x, xr, kk);
+      float xv = mat_load(a.x, xr, kk);
+      if (a.x_lo_offset)
+        xv += __bfloat162float(static_cast<const __nv_bfloat16*>(a.x.data)[a.x_lo_offset + xr * a.x.row_stride + kk]);
       s = fmaf(load_w1(w, row, kk), xv, s);
       if (a.glu) su = fmaf(load_w1(wu, row, kk), xv, su);
     }
     float v = s / w.global_divisor;
     if (a.glu) v = activation(a.act, v) * (su / wu.global_divisor);
     if (a.row_weight) v *= a.row_weight[asg];
-    mat_store(a.out, asg, row, v);
+    store_out(a, asg, row, v);
   }
 }
 
-template <int kNt, bool kGlu, bool kF32>
-__global__ void __launch_bounds__(kMaxWarps * 32, (!kGlu && !kF32 && kNt <= 2) ? 2 : 1) gemv_mma_kernel(GemvArgs a) {
-  constexpr int kUnroll = kGlu ? 2 : 4;  // steps of loads in flight per lane
-  constexpr int kMats = kGlu ? 2 : 1;
-  extern __shared__ __align__(16) float red[];  // [warps][kMats][kNt][32][4]
+// The block's output tile: 16 rows x up to 8*kNt tokens.  A GLU block's warps
+// are two halves, gate then up, each splitting K on its own.
+template <int kNt, bool kGlu, int kX, bool kDense>
+__global__ void __launch_bounds__(kMaxWarps * 32, (kNt == 1 && kX != kXF32 && !kDense) ? 2 : 1) gemv_mma_kernel(GemvArgs a) {
+  // Steps of loads in flight per lane.  More costs registers (the compiler
+  // also hoists the x loads of every step in flight); 3 keeps one-n-tile
+  // BF16 blocks at <= 128 registers, two blocks per SM.
+  constexpr int kUnroll = (kNt == 1 && kX != kXF32 && !kDense) ? 3 : 2;
+  extern __shared__ __align__(16) float red[];  // [warps][kNt][32][4]
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int warps = blockDim.x >> 5;
+  const int per_mat = kGlu ? warps / 2 : warps;  // warps splitting one matrix's K
+  const bool up_half = kGlu && warp >= per_mat;
   const int64_t n0 = int64_t(blockIdx.x) * 16;
   const int64_t steps = (a.k + kKStep - 1) / kKStep;
-  const int64_t per = (steps + warps - 1) / warps;
-  const int64_t s_begin = warp * per, s_end = s_begin + per < steps ? s_begin + per : steps;
+  const int64_t per = (steps + per_mat - 1) / per_mat;
+  const int64_t s_begin = (warp % per_mat) * per;
+  const int64_t s_end = s_begin + per < steps ? s_begin + per : steps;
 
   int64_t count = a.groups.rows;
   const int32_t* list = nullptr;
@@ -231,86 +331,80 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (!kGlu && !kF32 && kNt <= 2) ?
     list = a.groups.sorted + first;
     w = a.table[e];
     if (a.glu) wu = a.table_up[e];
-    if (w.kind > int32_t(WeightKind::Fp4Bf16Scales) || (a.glu && wu.kind > int32_t(WeightKind::Fp4Bf16Scales))) {
+    const int32_t want = kDense ? int32_t(WeightKind::DenseBf16) : -1;
+    auto fits = [&](const WeightRef& r) {
+      return kDense ? r.kind == want : r.kind <= int32_t(WeightKind::Fp4Bf16Scales);
+    };
+    if (!fits(w) || (a.glu && !fits(wu))) {
       generic_rows(a, w, wu, n0, list, count);
       return;
     }
   }
+  const WeightRef mw = up_half ? wu : w;  // the matrix this warp reads
 
   for (int64_t t0 = 0; t0 < count; t0 += 8 * kNt) {
     const int64_t left = count - t0;
     const int ntv = static_cast<int>(left >= 8 * kNt ? kNt : (left + 7) / 8);
-    Acc<kGlu> acc;
+    float acc[kNt][4];
 #pragma unroll
-    for (int m = 0; m < kMats; ++m)
+    for (int nt = 0; nt < kNt; ++nt)
 #pragma unroll
-      for (int nt = 0; nt < 4; ++nt)
+      for (int i = 0; i < 4; ++i) acc[nt][i] = 0.f;
+    // Ring of kUnroll steps in flight: step s's slot is refilled with step
+    // s + kUnroll as soon as s is unpacked, so loads overlap the MMAs.
+    StepLoad<kDense> L[kUnroll];
 #pragma unroll
-        for (int i = 0; i < 4; ++i) acc.v[m][nt][i] = 0.f;
-    for (int64_t s0 = s_begin; s0 < s_end; s0 += kUnroll) {
-      StepLoad L[kUnroll], Lu[kUnroll];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const int64_t k0 = (s0 + u) * kKStep + 32 * t;
-        const bool k_ok = s0 + u < s_end && k0 < a.k;
-        load_step(w, n0, a.n, k0, k_ok, g, L[u]);
-        if (kGlu) load_step(wu, n0, a.n, k0, k_ok, g, Lu[u]);
-      }
-      if (!waited) {
-        // Programmatic dependent launch: the weight loads above do not depend
-        // on the previous kernel; the activations below do.
-        asm volatile("griddepcontrol.launch_dependents;");
-        asm volatile("griddepcontrol.wait;" ::: "memory");
-        waited = true;
-      }
-      // Activation rows of the lane's token (column g of each n-tile).
-      int64_t xrow[kNt];
-#pragma unroll
-      for (int nt = 0; nt < kNt; ++nt) {
-        const int64_t m = t0 + 8 * nt + g;
-        xrow[nt] = m < count ? (list ? list[m] : m) / a.x_div : -1;
-      }
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        if (s0 + u >= s_end) break;
-        const int64_t k0 = (s0 + u) * kKStep + 32 * t;
-        const bool k_ok = k0 < a.k;
-        uint32_t a0[8][4], a1[8][4];
-        unpack_step(L[u], a0);
-        if (kGlu) unpack_step(Lu[u], a1);
-        step_mma<kNt, kGlu, kF32>(a0, a1, a.x, xrow, ntv, k0, k_ok, acc);
-      }
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t k0 = (s_begin + u) * kKStep + 32 * t;
+      load_step(mw, n0, a.n, k0, s_begin + u < s_end && k0 < a.k, g, L[u]);
     }
     if (!waited) {
+      // Programmatic dependent launch: the weight loads above do not depend
+      // on the previous kernel; the activations below do.
       asm volatile("griddepcontrol.launch_dependents;");
       asm volatile("griddepcontrol.wait;" ::: "memory");
       waited = true;
     }
+    // Activation rows of the lane's token (column g of each n-tile).
+    int64_t xrow[kNt];
+#pragma unroll
+    for (int nt = 0; nt < kNt; ++nt) {
+      const int64_t m = t0 + 8 * nt + g;
+      xrow[nt] = m < count ? (list ? list[m] : m) / a.x_div : -1;
+    }
+    for (int64_t s0 = s_begin; s0 < s_end; s0 += kUnroll) {
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t s = s0 + u;
+        if (s >= s_end) break;
+        const int64_t k0 = s * kKStep + 32 * t;
+        step_mma<kNt, kX, kDense>(L[u], a.x, a.x_lo_offset, xrow, ntv, k0, k0 < a.k, acc);
+        const int64_t kn = k0 + int64_t(kUnroll) * kKStep;
+        if (s + kUnroll < s_end) load_step(mw, n0, a.n, kn, kn < a.k, g, L[u]);
+      }
+    }
     // Split-K partial sums meet in shared memory.
     __syncthreads();  // the previous token tile's readers are done
 #pragma unroll
-    for (int m = 0; m < kMats; ++m)
+    for (int nt = 0; nt < kNt; ++nt)
 #pragma unroll
-      for (int nt = 0; nt < kNt; ++nt)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) red[(((warp * kMats + m) * kNt + nt) * 32 + lane) * 4 + i] = acc.v[m][nt][i];
+      for (int i = 0; i < 4; ++i) red[((warp * kNt + nt) * 32 + lane) * 4 + i] = acc[nt][i];
     __syncthreads();
+    const float down = kDense ? 1.0f : kScaleDown;
     for (int e = threadIdx.x; e < kNt * 128; e += blockDim.x) {
       const int nt = e / 128, ln = (e / 4) % 32, i = e % 4;
       const int64_t row = n0 + (ln >> 2) + 8 * (i >> 1);
       const int64_t m = t0 + 8 * nt + 2 * (ln & 3) + (i & 1);
       if (row >= a.n || m >= count) continue;
-      float sum[kMats];
-#pragma unroll
-      for (int mm = 0; mm < kMats; ++mm) {
-        sum[mm] = 0.f;
-        for (int wi = 0; wi < warps; ++wi) sum[mm] += red[(((wi * kMats + mm) * kNt + nt) * 32 + ln) * 4 + i];
-      }
-      float v = sum[0] * kScaleDown / w.global_divisor;
-      if (kGlu) v = activation(a.act, v) * (sum[kMats - 1] * kScaleDown / wu.global_divisor);
+      float sum = 0.f, sum_up = 0.f;
+      for (int wi = 0; wi < per_mat; ++wi) sum += red[((wi * kNt + nt) * 32 + ln) * 4 + i];
+      if (kGlu)
+        for (int wi = per_mat; wi < 2 * per_mat; ++wi) sum_up += red[((wi * kNt + nt) * 32 + ln) * 4 + i];
+      float v = sum * down / w.global_divisor;
+      if (kGlu) v = activation(a.act, v) * (sum_up * down / wu.global_divisor);
       const int32_t asg = list ? list[m] : static_cast<int32_t>(m);
       if (a.row_weight) v *= a.row_weight[asg];
-      mat_store(a.out, asg, row, v);
+      store_out(a, asg, row, v);
     }
   }
   if (!waited) {  // no tokens: still release the dependents and order with them
@@ -319,43 +413,56 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (!kGlu && !kF32 && kNt <= 2) ?
   }
 }
 
-template <int kNt, bool kGlu, bool kF32>
+template <int kNt, bool kGlu, int kX, bool kDense>
 int launch_nt(cudaStream_t st, const GemvArgs& a, unsigned slots) {
   const int64_t steps = ceil_div(a.k, kKStep);
-  // About two steps per warp: enough loads in flight, few idle warps.
+  // About two steps per warp: enough loads in flight, few idle warps.  A
+  // GLU block has two halves of warps (gate, up).
+  const int halves = kGlu ? 2 : 1;
   int warps = static_cast<int>(ceil_div(steps, 2));
-  warps = warps < 1 ? 1 : warps > kMaxWarps ? kMaxWarps : warps;
+  warps = warps < 1 ? 1 : warps > kMaxWarps / halves ? kMaxWarps / halves : warps;
+  warps *= halves;
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(ceil_div(a.n, 16)), slots);
   cfg.blockDim = dim3(static_cast<unsigned>(warps * 32));
-  cfg.dynamicSmemBytes = sizeof(float) * size_t(warps) * (kGlu ? 2 : 1) * kNt * 128;
+  cfg.dynamicSmemBytes = sizeof(float) * size_t(warps) * kNt * 128;
   cfg.stream = st;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  return static_cast<int>(cudaLaunchKernelEx(&cfg, gemv_mma_kernel<kNt, kGlu, kF32>, a));
+  return static_cast<int>(cudaLaunchKernelEx(&cfg, gemv_mma_kernel<kNt, kGlu, kX, kDense>, a));
 }
 
-template <bool kGlu, bool kF32>
-int launch_glu(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_rows) {
-  if (max_rows <= 8) return launch_nt<1, kGlu, kF32>(st, a, slots);
-  if (max_rows <= 16) return launch_nt<2, kGlu, kF32>(st, a, slots);
-  return launch_nt<4, kGlu, kF32>(st, a, slots);
+template <bool kGlu, int kX, bool kDense>
+int launch_rows(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_rows) {
+  if (max_rows <= 8) return launch_nt<1, kGlu, kX, kDense>(st, a, slots);
+  if (max_rows <= 16) return launch_nt<2, kGlu, kX, kDense>(st, a, slots);
+  return launch_nt<4, kGlu, kX, kDense>(st, a, slots);
 }
 
 }  // namespace
 
 bool gemv_mma_fits(const GemvArgs& a) {
-  const bool x_ok = a.x.dtype == SEATRT_DTYPE_BF16 || a.x.dtype == SEATRT_DTYPE_F32;
-  return x_ok && a.vec && a.k % 32 == 0;
+  const bool x_ok = a.x.dtype == SEATRT_DTYPE_BF16 || (a.x.dtype == SEATRT_DTYPE_F32 && a.x_lo_offset == 0);
+  const bool out_ok = a.out_lo_offset == 0 || a.out.dtype == SEATRT_DTYPE_BF16;
+  return x_ok && out_ok && a.vec && a.k % 32 == 0;
 }
 
 int launch_gemv_mma(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_rows) {
-  if (a.x.dtype == SEATRT_DTYPE_F32)
-    return a.glu ? launch_glu<true, true>(st, a, slots, max_rows) : launch_glu<false, true>(st, a, slots, max_rows);
-  return a.glu ? launch_glu<true, false>(st, a, slots, max_rows) : launch_glu<false, false>(st, a, slots, max_rows);
+  const bool dense = !a.table && a.w.kind == int32_t(WeightKind::DenseBf16);
+  if (dense) {  // plain linear only (the LM head)
+    if (a.x.dtype == SEATRT_DTYPE_F32) return launch_rows<false, kXF32, true>(st, a, slots, max_rows);
+    return launch_rows<false, kXBf16, true>(st, a, slots, max_rows);
+  }
+  if (a.glu) {
+    if (a.x.dtype == SEATRT_DTYPE_F32) return launch_rows<true, kXF32, false>(st, a, slots, max_rows);
+    return launch_rows<true, kXBf16, false>(st, a, slots, max_rows);
+  }
+  if (a.x_lo_offset) return launch_rows<false, kXBf16Pair, false>(st, a, slots, max_rows);
+  if (a.x.dtype == SEATRT_DTYPE_F32) return launch_rows<false, kXF32, false>(st, a, slots, max_rows);
+  return launch_rows<false, kXBf16, false>(st, a, slots, max_rows);
 }
 
 }  // namespace seatrt::cuda

@@ -256,8 +256,12 @@ int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
   // input rounding).  F32 activations stay on the fp32 path.
   if (p.x.rows > kTensorCoreRows && p.x.dtype == SEATRT_DTYPE_BF16)
     return launch_linear_tc(s, w, p, a.vec && (reinterpret_cast<uintptr_t>(p.x.data) % 16) == 0);
+  // NVFP4 weights: the tensor-core decode kernel.  Dense BF16 weights (the LM
+  // head) too from 2 rows on; one row stays on the CUDA-core GEMV, measured at
+  // 67-74% of the copy bandwidth for the LM head.
   const bool fp4 = w.kind <= int32_t(WeightKind::Fp4Bf16Scales);
-  if (fp4 && gemv_mma_fits(a)) return launch_gemv_mma(cudaStream_t(s), a, 1, p.x.rows);
+  const bool bf16 = w.kind == int32_t(WeightKind::DenseBf16) && p.x.rows >= 2;
+  if ((fp4 || bf16) && gemv_mma_fits(a)) return launch_gemv_mma(cudaStream_t(s), a, 1, p.x.rows);
   return launch_gemv(cudaStream_t(s), a, 1, p.x.rows);
 }
 
@@ -295,21 +299,31 @@ int launch_moe(Stream s, const MoeProblem& p, void* workspace) {
   // NVFP4 experts take the tensor-core kernel (it handles other expert
   // formats with a slow in-kernel loop); the CUDA-core GEMV stays for
   // unaligned or odd-K cases.
+  // An expert sees few of the tokens (uniform routing at batch 32: ~2.3
+  // each), so its blocks take one n-tile (8 tokens, fewest registers) and loop
+  // over further tiles (re-reading the expert's weights from L2).
   const bool mma = gemv_mma_fits(g) && p.intermediate % 32 == 0;
-  if (int e = mma ? launch_gemv_mma(st, g, slots, p.tokens) : launch_gemv(st, g, slots, p.tokens)) return e;
+  const int64_t mma_rows = p.tokens < 8 ? p.tokens : 8;
+  if (mma) {
+    // h goes to down as two BF16 planes (hi, lo) in the same bytes as F32.
+    g.out = Mat{ws.h, SEATRT_DTYPE_BF16, A, p.intermediate, p.intermediate};
+    g.out_lo_offset = A * p.intermediate;
+  }
+  if (int e = mma ? launch_gemv_mma(st, g, slots, mma_rows) : launch_gemv(st, g, slots, p.tokens)) return e;
 
   GemvArgs d;
   d.table = p.down;
   d.n = p.hidden;
   d.k = p.intermediate;
-  d.x = Mat{ws.h, SEATRT_DTYPE_F32, A, p.intermediate, p.intermediate};
+  d.x = mma ? Mat{ws.h, SEATRT_DTYPE_BF16, A, p.intermediate, p.intermediate}
+            : Mat{ws.h, SEATRT_DTYPE_F32, A, p.intermediate, p.intermediate};
+  d.x_lo_offset = mma ? A * p.intermediate : 0;
   d.x_div = 1;
   d.out = Mat{ws.y, SEATRT_DTYPE_F32, A, p.hidden, p.hidden};
   d.row_weight = p.weights;
   d.groups = g.groups;
   d.vec = p.vec && vec_ok(d.x);
-  if (int e = mma && gemv_mma_fits(d) ? launch_gemv_mma(st, d, slots, p.tokens) : launch_gemv(st, d, slots, p.tokens))
-    return e;
+  if (int e = mma ? launch_gemv_mma(st, d, slots, mma_rows) : launch_gemv(st, d, slots, p.tokens)) return e;
 
   int64_t blocks = ceil_div(p.tokens * p.hidden, 256);
   if (blocks > 1 << 20) blocks = 1 << 20;
