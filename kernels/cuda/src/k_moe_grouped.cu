@@ -16,6 +16,7 @@
 namespace seatrt::cuda {
 namespace {
 
+#ifndef SEATRT_MOE_PREGATHER
 constexpr int kGroupThreads = 1024;
 
 __global__ void __launch_bounds__(kGroupThreads)
@@ -54,6 +55,7 @@ __global__ void __launch_bounds__(kGroupThreads)
     }
   }
 }
+#endif
 
 // out[t, c] = sum_j y[t*k + j, c] over the token's valid slots, 4 columns per thread.
 __global__ void moe_sum4_kernel(const float* y, const int32_t* ids, const int32_t* inverse, int top_k, int num_experts,
@@ -77,6 +79,44 @@ __global__ void moe_sum4_kernel(const float* y, const int32_t* ids, const int32_
 }
 
 #ifdef SEATRT_MOE_PREGATHER
+// Grouping over many blocks: per-block histograms added into global counts,
+// one small block for offsets and tiles, then a scatter with global atomics.
+__global__ void moe_count_kernel(const int32_t* ids, int64_t assignments, int num_experts, int32_t* counts) {
+  extern __shared__ int32_t hist[];
+  for (int e = threadIdx.x; e < num_experts; e += blockDim.x) hist[e] = 0;
+  __syncthreads();
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < assignments; i += int64_t(gridDim.x) * blockDim.x) {
+    const int e = ids[i];
+    if (e >= 0 && e < num_experts) atomicAdd(&hist[e], 1);
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e < num_experts; e += blockDim.x)
+    if (hist[e]) atomicAdd(&counts[e], hist[e]);
+}
+__global__ void moe_plan_kernel(const int32_t* counts, int num_experts, int32_t* cursor, TcTile* tiles, int32_t* num_tiles) {
+  if (threadIdx.x != 0) return;
+  int32_t run = 0, n = 0;
+  for (int e = 0; e < num_experts; ++e) {
+    cursor[e] = run;
+    for (int32_t r = 0; r < counts[e]; r += kTcBM)
+      tiles[n++] = TcTile{e, run + r, counts[e] - r < kTcBM ? counts[e] - r : kTcBM, 0};
+    run += counts[e];
+  }
+  num_tiles[0] = n;
+  num_tiles[1] = run;
+}
+__global__ void moe_scatter_kernel(const int32_t* ids, int64_t assignments, int num_experts, int32_t* cursor,
+                                   int32_t* sorted, int32_t* inverse) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < assignments; i += int64_t(gridDim.x) * blockDim.x) {
+    const int e = ids[i];
+    if (e >= 0 && e < num_experts) {
+      const int32_t pos = atomicAdd(&cursor[e], 1);
+      sorted[pos] = static_cast<int32_t>(i);
+      inverse[i] = pos;
+    }
+  }
+}
+
 // xs[pos] = x[sorted[pos] / top_k] for the valid positions: the gate/up GEMM
 // then reads contiguous rows (an experiment against the gathered A loads).
 __global__ void moe_gather_kernel(const __nv_bfloat16* x, int64_t x_stride, const int32_t* sorted,
@@ -113,6 +153,8 @@ struct Workspace {
   __nv_bfloat16* h;
   float* y;
   __nv_bfloat16* xs;  // SEATRT_MOE_PREGATHER only
+  int32_t* counts;    // SEATRT_MOE_PREGATHER only: [E]
+  int32_t* cursor;    // SEATRT_MOE_PREGATHER only: [E]
 };
 
 size_t align256(size_t b) { return (b + 255) / 256 * 256; }
@@ -132,7 +174,9 @@ Workspace carve(const MoeProblem& p, void* base) {
   w.num_tiles = reinterpret_cast<int32_t*>(c); c += 256;
   w.h = reinterpret_cast<__nv_bfloat16*>(c); c += align256(2 * A * static_cast<size_t>(p.intermediate));
   w.y = reinterpret_cast<float*>(c); c += align256(4 * A * static_cast<size_t>(p.hidden));
-  w.xs = reinterpret_cast<__nv_bfloat16*>(c);
+  w.xs = reinterpret_cast<__nv_bfloat16*>(c); c += align256(2 * A * static_cast<size_t>(p.hidden));
+  w.counts = reinterpret_cast<int32_t*>(c); c += align256(sizeof(int32_t) * static_cast<size_t>(p.num_experts));
+  w.cursor = reinterpret_cast<int32_t*>(c);
   return w;
 }
 
@@ -149,7 +193,7 @@ size_t moe_grouped_workspace_bytes(const MoeProblem& p) {
   return 2 * align256(sizeof(int32_t) * A) + align256(sizeof(TcTile) * max_tiles(p)) + 256 +
          align256(2 * A * static_cast<size_t>(p.intermediate)) + align256(4 * A * static_cast<size_t>(p.hidden))
 #ifdef SEATRT_MOE_PREGATHER
-         + align256(2 * A * static_cast<size_t>(p.hidden))
+         + align256(2 * A * static_cast<size_t>(p.hidden)) + 2 * align256(sizeof(int32_t) * static_cast<size_t>(p.num_experts))
 #endif
       ;
 }
@@ -161,11 +205,20 @@ int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast
   const int64_t A = p.tokens * p.top_k;
 #ifdef SEATRT_MOE_PREGATHER
   int32_t* inverse = ws.inverse;
+  {
+    int64_t gb = ceil_div(A, 256);
+    if (gb > 1024) gb = 1024;
+    if (cudaError_t e = cudaMemsetAsync(ws.counts, 0, sizeof(int32_t) * size_t(p.num_experts), st)) return int(e);
+    moe_count_kernel<<<static_cast<unsigned>(gb), 256, sizeof(int32_t) * size_t(p.num_experts), st>>>(p.ids, A, p.num_experts,
+                                                                                                     ws.counts);
+    moe_plan_kernel<<<1, 32, 0, st>>>(ws.counts, p.num_experts, ws.cursor, ws.tiles, ws.num_tiles);
+    moe_scatter_kernel<<<static_cast<unsigned>(gb), 256, 0, st>>>(p.ids, A, p.num_experts, ws.cursor, ws.sorted, inverse);
+  }
 #else
   int32_t* inverse = nullptr;
-#endif
   moe_tiles_kernel<<<1, kGroupThreads, sizeof(int32_t) * 2 * size_t(p.num_experts), st>>>(
       p.ids, A, p.num_experts, ws.sorted, inverse, ws.tiles, ws.num_tiles);
+#endif
   if (int e = last_error()) return e;
   const unsigned tiles = static_cast<unsigned>(max_tiles(p));
   const bool x_vec = (reinterpret_cast<uintptr_t>(p.x.data) % 16) == 0 && (p.x.row_stride * 2) % 16 == 0;
