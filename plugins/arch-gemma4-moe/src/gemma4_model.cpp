@@ -62,21 +62,8 @@ Model::Model(const seatrt_model_source* src, Config config)
   if (max_tokens_ <= 0) throw Error(SEATRT_ERR_INVALID_ARG, "create(): max_batch_tokens must be positive");
   inspect_checkpoint(c_, src, {});
 
-  embed_ = load_plain(c_.prefix + "embed_tokens.weight");
+  load_embedding();
   final_norm_ = load_plain(c_.prefix + "norm.weight");
-  // Tied LM head: the embedding table read as a dense [vocab, hidden] Linear.
-  lm_head_.struct_size = sizeof(lm_head_);
-  lm_head_.format = SEATRT_WFMT_DENSE;
-  lm_head_.layout = SEATRT_LAYOUT_DENSE_ROW_MAJOR;
-  lm_head_.out_features = c_.vocab_size;
-  lm_head_.in_features = c_.hidden_size;
-  lm_head_.data = embed_;
-  lm_head_.scales.struct_size = sizeof(seatrt_tensor);
-  lm_head_.global_scale = 1.0f;
-  if (k_->prepare_weight) {
-    sdk::throw_if_error(k_->prepare_weight(ctx_, &lm_head_));
-    lm_head_prepared_ = true;
-  }
   layers_.resize(static_cast<std::size_t>(c_.num_layers));
   for (int32_t i = 0; i < c_.num_layers; ++i) load_layer(i);
 
@@ -139,12 +126,46 @@ void* Model::allocate(std::size_t bytes) {
   return p;
 }
 
-seatrt_tensor Model::load_plain(const std::string& name) {
+seatrt_tensor Model::load_plain(const std::string& name, int32_t dtype) {
   seatrt_tensor t{};
   t.struct_size = sizeof(t);
-  sdk::throw_if_error(src_->load_tensor(src_, name.c_str(), SEATRT_DTYPE_F32, &t));
+  sdk::throw_if_error(src_->load_tensor(src_, name.c_str(), dtype, &t));
   info_.weight_bytes += tensor_bytes(t);
   return t;
+}
+
+// The tied embedding is also the LM head, the largest read of a decode step
+// (262,144 x 2,816).  Kept in the checkpoint's BF16 when it is BF16 (lossless:
+// the providers widen each element to fp32 exactly), which halves the LM
+// head's bytes against an F32 copy; F32 for any other dtype, and as a
+// fallback for a provider whose prepare_weight refuses a BF16 dense weight.
+void Model::load_embedding() {
+  const std::string name = c_.prefix + "embed_tokens.weight";
+  seatrt_checkpoint_tensor stored{};
+  stored.struct_size = sizeof(stored);
+  sdk::throw_if_error(src_->find_tensor(src_, name.c_str(), &stored));
+  const bool bf16 = stored.dtype == SEATRT_DTYPE_BF16;
+  embed_ = load_plain(name, bf16 ? SEATRT_DTYPE_BF16 : SEATRT_DTYPE_F32);
+  lm_head_.struct_size = sizeof(lm_head_);
+  lm_head_.format = SEATRT_WFMT_DENSE;
+  lm_head_.layout = SEATRT_LAYOUT_DENSE_ROW_MAJOR;
+  lm_head_.out_features = c_.vocab_size;
+  lm_head_.in_features = c_.hidden_size;
+  lm_head_.data = embed_;
+  lm_head_.scales.struct_size = sizeof(seatrt_tensor);
+  lm_head_.global_scale = 1.0f;
+  if (!k_->prepare_weight) return;
+  seatrt_status* st = k_->prepare_weight(ctx_, &lm_head_);
+  const seatrt_host_api* host = sdk::host();
+  if (st && bf16 && host && host->status_code(st) == SEATRT_ERR_UNSUPPORTED) {
+    // The BF16 copy stays allocated (the host owns it until the model goes).
+    host->status_free(st);
+    embed_ = load_plain(name, SEATRT_DTYPE_F32);
+    lm_head_.data = embed_;
+    st = k_->prepare_weight(ctx_, &lm_head_);
+  }
+  sdk::throw_if_error(st);
+  lm_head_prepared_ = true;
 }
 
 float Model::read_scalar(const std::string& name) const {

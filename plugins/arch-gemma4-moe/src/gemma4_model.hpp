@@ -48,7 +48,8 @@ class Model {
 
  private:
   void* allocate(std::size_t bytes);
-  seatrt_tensor load_plain(const std::string& name);
+  seatrt_tensor load_plain(const std::string& name, int32_t dtype = SEATRT_DTYPE_F32);
+  void load_embedding();
   float read_scalar(const std::string& name) const;
   void load_layer(int32_t index);
 
