@@ -1,8 +1,7 @@
-// sample: greedy rows without penalties, mask or top logprobs take a device
-// fast path (arg-max and log-sum-exp computed on the GPU, 16 bytes copied
-// back per row).  Every other row is copied to pinned host memory and
-// sampled here; that path costs a 1 MB copy per row at the Gemma vocabulary
-// (README.md, "What is not done").
+// sample: every row is sampled on the device (k_sample.cu); the host
+// checks the arguments, uploads each row's parameters, penalised token lists
+// and allowed-token mask into scratch memory, and copies back one small
+// result per row (token, logprob, top logprobs, non-finite flag).
 //
 // The rule is the CPU provider's (kernels/cpu/op_sample.cpp), so that a
 // seeded request draws the same token on either provider: repetition
@@ -11,14 +10,13 @@
 // ties) or: divide by temperature, min_p, top_k, top_p, and an inverse-CDF
 // draw over the survivors sorted by (logit desc, id asc), with u = the top
 // 53 bits of the (step + 1)-th SplitMix64 output seeded with `seed`.
-#include <algorithm>
 #include <cmath>
-#include <limits>
-#include <numeric>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "context.hpp"
+#include "k_sample.cuh"
 #include "ops.hpp"
 #include "seatrt/cpp/plugin.hpp"
 #include "views.hpp"
@@ -34,11 +32,6 @@ double uniform_draw(uint64_t seed, uint64_t step) {
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   z ^= z >> 31;
   return static_cast<double>(z >> 11) * 0x1.0p-53;
-}
-
-bool fast_path(const seatrt_sampling_row& r, int32_t num_top) {
-  return num_top == 0 && r.temperature < kGreedyBelow && r.presence_penalty == 0.0f && r.frequency_penalty == 0.0f &&
-         r.repetition_penalty == 1.0f && r.allowed_mask == nullptr;
 }
 
 bool allowed(const seatrt_sampling_row& r, int64_t id) {
@@ -73,96 +66,93 @@ void check_row(const seatrt_sampling_row& r, int64_t b, int64_t vocab) {
   }
 }
 
-struct RowResult {
-  int32_t token = -1;
-  float logprob = 0.0f;
-  int32_t non_finite = 0;
-};
+size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-void apply_penalties(const seatrt_sampling_row& r, std::vector<float>& z) {
-  if (r.repetition_penalty != 1.0f) {
-    std::vector<char> seen(z.size(), 0);
-    for (int64_t i = 0; i < r.num_prompt_tokens; ++i) seen[static_cast<size_t>(r.prompt_tokens[i])] = 1;
-    for (int64_t i = 0; i < r.num_output_tokens; ++i) seen[static_cast<size_t>(r.output_tokens[i])] = 1;
-    for (size_t id = 0; id < z.size(); ++id)
-      if (seen[id]) z[id] = z[id] > 0.0f ? z[id] / r.repetition_penalty : z[id] * r.repetition_penalty;
-  }
-  if (r.frequency_penalty != 0.0f || r.presence_penalty != 0.0f) {
-    std::vector<int32_t> count(z.size(), 0);
-    for (int64_t i = 0; i < r.num_output_tokens; ++i) ++count[static_cast<size_t>(r.output_tokens[i])];
-    for (size_t id = 0; id < z.size(); ++id)
-      if (count[id] > 0) z[id] -= r.frequency_penalty * static_cast<float>(count[id]) + r.presence_penalty;
-  }
-  if (r.allowed_mask)
-    for (size_t id = 0; id < z.size(); ++id)
-      if (!allowed(r, static_cast<int64_t>(id))) z[id] = -std::numeric_limits<float>::infinity();
-}
-
-int32_t draw(const seatrt_sampling_row& r, std::vector<float>& z) {
-  if (r.temperature < kGreedyBelow) return static_cast<int32_t>(std::max_element(z.begin(), z.end()) - z.begin());
-  for (float& v : z) v /= r.temperature;
-  std::vector<int32_t> order;
-  order.reserve(z.size());
-  for (size_t id = 0; id < z.size(); ++id)
-    if (z[id] != -std::numeric_limits<float>::infinity()) order.push_back(static_cast<int32_t>(id));
-  const auto zs = [&](int32_t id) { return z[static_cast<size_t>(id)]; };
-  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return zs(a) > zs(b) || (zs(a) == zs(b) && a < b); });
-  const double z_max = zs(order[0]);
-  std::vector<double> p(order.size());
-  for (size_t i = 0; i < order.size(); ++i) p[i] = std::exp(static_cast<double>(zs(order[i])) - z_max);
-  size_t keep = order.size();
-  if (r.min_p > 0.0f)
-    keep = static_cast<size_t>(std::find_if(p.begin(), p.end(), [&](double v) { return v < r.min_p; }) - p.begin());
-  if (r.top_k > 0) keep = std::min(keep, static_cast<size_t>(r.top_k));
-  if (r.top_p < 1.0f) {
-    const double total = std::accumulate(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(keep), 0.0);
-    double cum = 0.0;
-    size_t n = 0;
-    while (n < keep) {
-      cum += p[n++];
-      if (cum >= static_cast<double>(r.top_p) * total) break;
+// Uploads the rows' parameters, token lists and masks, samples on the
+// device and writes the results into the caller's arrays.
+void run_on_device(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_sample_args& a, const Mat& m) {
+  const int64_t B = m.rows, V = m.cols;
+  const int64_t mask_words = (V + 31) / 32;
+  std::vector<SampleRowParams> params(static_cast<size_t>(B));
+  int64_t num_tokens = 0, num_masks = 0;
+  bool any_penalty = false;
+  for (int64_t b = 0; b < B; ++b) {
+    const seatrt_sampling_row& r = a.rows[b];
+    SampleRowParams& p = params[static_cast<size_t>(b)];
+    p.greedy = r.temperature < kGreedyBelow ? 1 : 0;
+    p.temperature = r.temperature;
+    p.top_p = r.top_p;
+    p.top_k = r.top_k;
+    p.min_p = r.min_p;
+    p.presence = r.presence_penalty;
+    p.frequency = r.frequency_penalty;
+    p.repetition = r.repetition_penalty;
+    p.u = uniform_draw(r.seed, r.step);
+    p.penalize_prompt = r.repetition_penalty != 1.0f ? 1 : 0;
+    p.penalize_output = p.penalize_prompt || r.presence_penalty != 0.0f || r.frequency_penalty != 0.0f ? 1 : 0;
+    if (p.penalize_prompt) {
+      p.prompt_offset = num_tokens;
+      p.num_prompt = r.num_prompt_tokens;
+      num_tokens += r.num_prompt_tokens;
     }
-    keep = n;
+    if (p.penalize_output) {
+      p.output_offset = num_tokens;
+      p.num_output = r.num_output_tokens;
+      num_tokens += r.num_output_tokens;
+      any_penalty = true;
+    }
+    if (r.allowed_mask) p.mask_offset = mask_words * num_masks++;
   }
-  const double total = std::accumulate(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(keep), 0.0);
-  const double target = uniform_draw(r.seed, r.step) * total;
-  double cum = 0.0;
-  for (size_t i = 0; i < keep; ++i) {
-    cum += p[i];
-    if (target < cum) return order[i];
+  // Scratch: [params | tokens | masks] (uploaded) [results] [z] [counts].
+  const size_t params_bytes = aligned(sizeof(SampleRowParams) * static_cast<size_t>(B));
+  const size_t tokens_bytes = aligned(sizeof(int32_t) * static_cast<size_t>(num_tokens));
+  const size_t masks_bytes = aligned(sizeof(uint32_t) * static_cast<size_t>(mask_words * num_masks));
+  const size_t upload_bytes = params_bytes + tokens_bytes + masks_bytes;
+  const size_t results_bytes = aligned(sizeof(SampleRowResult) * static_cast<size_t>(B));
+  const size_t z_bytes = aligned(sizeof(float) * static_cast<size_t>(B * V));
+  const size_t counts_bytes = any_penalty ? aligned(sizeof(int32_t) * static_cast<size_t>(B * V)) : 0;
+  char* dev = static_cast<char*>(scratch(ctx, s, upload_bytes + results_bytes + z_bytes + counts_bytes));
+  char* host = static_cast<char*>(pinned(ctx, upload_bytes + results_bytes));
+  std::memcpy(host, params.data(), sizeof(SampleRowParams) * params.size());
+  auto* tokens = reinterpret_cast<int32_t*>(host + params_bytes);
+  auto* masks = reinterpret_cast<uint32_t*>(host + params_bytes + tokens_bytes);
+  for (int64_t b = 0; b < B; ++b) {
+    const seatrt_sampling_row& r = a.rows[b];
+    const SampleRowParams& p = params[static_cast<size_t>(b)];
+    if (p.num_prompt) std::memcpy(tokens + p.prompt_offset, r.prompt_tokens, sizeof(int32_t) * static_cast<size_t>(p.num_prompt));
+    if (p.num_output) std::memcpy(tokens + p.output_offset, r.output_tokens, sizeof(int32_t) * static_cast<size_t>(p.num_output));
+    if (p.mask_offset >= 0) std::memcpy(masks + p.mask_offset, r.allowed_mask, sizeof(uint32_t) * static_cast<size_t>(mask_words));
   }
-  return order[keep - 1];
-}
-
-RowResult sample_row(const float* raw, int64_t vocab, const seatrt_sampling_row& r, int32_t num_top,
-                     int32_t* top_ids, float* top_lp) {
-  RowResult res;
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  if (!std::all_of(raw, raw + vocab, [](float v) { return std::isfinite(v); })) {
-    res.non_finite = 1;
-    res.logprob = nan;
-    for (int32_t i = 0; i < num_top; ++i) { top_ids[i] = -1; top_lp[i] = nan; }
-    return res;
-  }
-  const float max_raw = *std::max_element(raw, raw + vocab);
-  double sum = 0.0;
-  for (int64_t i = 0; i < vocab; ++i) sum += std::exp(static_cast<double>(raw[i]) - max_raw);
-  const double lse = max_raw + std::log(sum);
-  if (num_top > 0) {
-    std::vector<int32_t> ids(static_cast<size_t>(vocab));
-    std::iota(ids.begin(), ids.end(), 0);
-    std::partial_sort(ids.begin(), ids.begin() + num_top, ids.end(),
-                      [&](int32_t x, int32_t y) { return raw[x] > raw[y] || (raw[x] == raw[y] && x < y); });
-    for (int32_t i = 0; i < num_top; ++i) {
-      top_ids[i] = ids[static_cast<size_t>(i)];
-      top_lp[i] = static_cast<float>(raw[ids[static_cast<size_t>(i)]] - lse);
+  cudaStream_t st = static_cast<cudaStream_t>(s);
+  check(cudaMemcpyAsync(dev, host, upload_bytes, cudaMemcpyHostToDevice, st), "upload sampling parameters");
+  SampleProblem p;
+  p.logits = static_cast<const float*>(m.data);
+  p.rows = B;
+  p.vocab = V;
+  p.row_stride = m.row_stride;
+  p.num_top = a.num_top;
+  p.params = reinterpret_cast<const SampleRowParams*>(dev);
+  p.tokens = reinterpret_cast<const int32_t*>(dev + params_bytes);
+  p.masks = reinterpret_cast<const uint32_t*>(dev + params_bytes + tokens_bytes);
+  p.results = reinterpret_cast<SampleRowResult*>(dev + upload_bytes);
+  p.z = reinterpret_cast<float*>(dev + upload_bytes + results_bytes);
+  p.counts = any_penalty ? reinterpret_cast<int32_t*>(dev + upload_bytes + results_bytes + z_bytes) : nullptr;
+  check(launch_sample(s, p), "sample launch");
+  check(cudaMemcpyAsync(host + upload_bytes, p.results, sizeof(SampleRowResult) * static_cast<size_t>(B),
+                        cudaMemcpyDeviceToHost, st),
+        "copy sampling results");
+  check(cudaStreamSynchronize(st), "execution error while sampling");
+  const auto* results = reinterpret_cast<const SampleRowResult*>(host + upload_bytes);
+  for (int64_t b = 0; b < B; ++b) {
+    const SampleRowResult& res = results[b];
+    a.token[b] = res.token;
+    if (a.logprob) a.logprob[b] = res.logprob;
+    if (a.non_finite) a.non_finite[b] = res.non_finite;
+    for (int32_t i = 0; i < a.num_top; ++i) {
+      a.top_ids[b * a.num_top + i] = res.top_ids[i];
+      a.top_logprobs[b * a.num_top + i] = res.top_logprobs[i];
     }
   }
-  std::vector<float> z(raw, raw + vocab);
-  apply_penalties(r, z);
-  res.token = draw(r, z);
-  res.logprob = static_cast<float>(raw[res.token] - lse);
-  return res;
 }
 
 }  // namespace
@@ -186,37 +176,7 @@ void sample(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_sample_arg
   if (B == 0) return;
 
   std::lock_guard<std::mutex> sampling(ctx->sample_mutex);
-  cudaStream_t st = static_cast<cudaStream_t>(s);
-  const size_t stats_bytes = sizeof(RowStats) * static_cast<size_t>(B);
-  auto* stats_dev = static_cast<RowStats*>(scratch(ctx, s, stats_bytes));
-  check(launch_row_stats(s, static_cast<const float*>(m.data), B, V, m.row_stride, stats_dev), "row stats launch");
-  std::vector<int64_t> slow;
-  for (int64_t b = 0; b < B; ++b)
-    if (!fast_path(a.rows[b], a.num_top)) slow.push_back(b);
-  const size_t row_bytes = sizeof(float) * static_cast<size_t>(V);
-  char* host = static_cast<char*>(pinned(ctx, stats_bytes + row_bytes * slow.size()));
-  check(cudaMemcpyAsync(host, stats_dev, stats_bytes, cudaMemcpyDeviceToHost, st), "copy row stats");
-  for (size_t i = 0; i < slow.size(); ++i)
-    check(cudaMemcpyAsync(host + stats_bytes + i * row_bytes, static_cast<const float*>(m.data) + slow[i] * m.row_stride,
-                          row_bytes, cudaMemcpyDeviceToHost, st),
-          "copy logits");
-  check(cudaStreamSynchronize(st), "execution error before sampling");
-  const auto* stats = reinterpret_cast<const RowStats*>(host);
-  for (int64_t b = 0; b < B; ++b) {
-    if (a.non_finite) a.non_finite[b] = stats[b].non_finite;
-    a.token[b] = stats[b].non_finite ? -1 : stats[b].argmax;
-    if (a.logprob) a.logprob[b] = stats[b].non_finite ? std::numeric_limits<float>::quiet_NaN()
-                                       : stats[b].max_logit - stats[b].log_sum_exp;
-  }
-  for (size_t i = 0; i < slow.size(); ++i) {
-    const int64_t b = slow[i];
-    const auto* raw = reinterpret_cast<const float*>(host + stats_bytes + i * row_bytes);
-    const RowResult r = sample_row(raw, V, a.rows[b], a.num_top, a.num_top ? a.top_ids + b * a.num_top : nullptr,
-                                   a.num_top ? a.top_logprobs + b * a.num_top : nullptr);
-    a.token[b] = r.token;
-    if (a.logprob) a.logprob[b] = r.logprob;
-    if (a.non_finite) a.non_finite[b] = r.non_finite;
-  }
+  run_on_device(ctx, s, a, m);
 }
 
 }  // namespace seatrt::cuda
