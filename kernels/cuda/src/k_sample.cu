@@ -103,9 +103,10 @@ struct Smem {
   unsigned num_top_keys;
 };
 
-// Descending order of floats as unsigned integers (smaller = larger value).
+// Descending order of floats as unsigned integers (smaller = larger value);
+// -0 and +0 compare equal on the CPU, so they share a key (ties by id).
 __device__ __forceinline__ uint32_t desc_bits(float v) {
-  const uint32_t f = __float_as_uint(v);
+  const uint32_t f = v == 0.0f ? 0u : __float_as_uint(v);
   return ~((f & 0x80000000u) ? ~f : (f | 0x80000000u));
 }
 
