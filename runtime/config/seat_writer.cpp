@@ -40,6 +40,7 @@ std::string seat_to_toml(const SeatConfig& s) {
   toml::table kernels{{"provider", s.kernels.provider},
                       {"device", s.kernels.device},
                       {"fallback", s.kernels.fallback.empty() ? "none" : s.kernels.fallback},
+                      {"graphs", s.kernels.graphs},
                       {"options", free_table(s.kernels.options_toml)}};
   toml::table cache{{"kv_cache_dtype", s.cache.kv_cache_dtype},
                     {"block_size", s.cache.block_size},

@@ -1,6 +1,7 @@
 #include "abi_model_runner.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 
 namespace seatrt::engine {
@@ -50,9 +51,11 @@ void AbiModelRunner::upload(void* dst, const void* src, size_t bytes) {
 }
 
 AbiModelRunner::AbiModelRunner(const AbiModel& model, const KvPlan& plan, int64_t max_batch_tokens, int32_t max_seqs,
-                               int64_t max_model_len)
+                               int64_t max_model_len, bool decode_graphs)
     : model_(model), plan_(plan), max_tokens_(max_batch_tokens), max_seqs_(max_seqs) {
   const seatrt_kernel_api* k = model_.kernels;
+  graphs_enabled_ = decode_graphs && SEATRT_HAS_FIELD(k, seatrt_kernel_api, graph_destroy) && k->graph_begin &&
+                    k->graph_end && k->graph_launch && k->graph_destroy;
   if (k->stream_create) check(k->stream_create(model_.context, &stream_), "creating a stream");
   const int32_t device = k->device_kind;
   const auto dtype = plan.dtype == KvDtype::fp8 ? SEATRT_DTYPE_F8_E4M3 : SEATRT_DTYPE_BF16;
@@ -90,6 +93,8 @@ AbiModelRunner::AbiModelRunner(const AbiModel& model, const KvPlan& plan, int64_
 }
 
 AbiModelRunner::~AbiModelRunner() {
+  for (auto& [key, g] : graphs_)
+    if (g.graph) model_.kernels->graph_destroy(model_.context, g.graph);
   for (void* p : allocations_) model_.kernels->free_memory(model_.context, p);
   if (stream_ && model_.kernels->stream_destroy) model_.kernels->stream_destroy(model_.context, stream_);
 }
@@ -102,17 +107,41 @@ void AbiModelRunner::forward(const StepBatch& b, std::vector<float>& logits) {
   const int32_t device = model_.kernels->device_kind;
   const bool has_full = !b.block_tables.empty();
   const bool has_window = !b.window_block_tables.empty();
+  // A decode step (one token per sequence) may replay a graph.  Its shapes
+  // must repeat, so the block tables are padded to a power-of-two width and
+  // max_seq_len covers that width (kernels read each sequence's length from
+  // seq_lens; extra key splits find no keys).
+  const bool graph = graphs_enabled_ && T == S && b.max_query_len == 1;
+  int64_t width = b.max_blocks;
+  int32_t max_seq_len = b.max_seq_len;
+  std::vector<int32_t> padded_full, padded_window;
+  const std::vector<int32_t>* full_tables = &b.block_tables;
+  const std::vector<int32_t>* window_tables = &b.window_block_tables;
+  if (graph) {
+    width = std::min(static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(std::max(b.max_blocks, 1)))), max_blocks_);
+    max_seq_len = static_cast<int32_t>(width * plan_.block_size);
+    const auto pad = [&](const std::vector<int32_t>& in, std::vector<int32_t>& out) {
+      if (in.empty() || width == b.max_blocks) return &in;
+      out.assign(static_cast<size_t>(S) * static_cast<size_t>(width), -1);
+      for (int32_t s = 0; s < S; ++s)
+        std::copy_n(in.begin() + static_cast<std::ptrdiff_t>(s) * b.max_blocks, b.max_blocks,
+                    out.begin() + static_cast<std::ptrdiff_t>(s * width));
+      return static_cast<const std::vector<int32_t>*>(&out);
+    };
+    full_tables = pad(b.block_tables, padded_full);
+    window_tables = pad(b.window_block_tables, padded_window);
+  }
   upload(token_ids_, b.token_ids.data(), b.token_ids.size() * 4);
   upload(positions_, b.positions.data(), b.positions.size() * 4);
   upload(query_start_, b.query_start.data(), b.query_start.size() * 4);
   upload(seq_lens_, b.seq_lens.data(), b.seq_lens.size() * 4);
   upload(logits_index_, b.logits_index.data(), b.logits_index.size() * 4);
   if (has_full) {
-    upload(block_tables_, b.block_tables.data(), b.block_tables.size() * 4);
+    upload(block_tables_, full_tables->data(), full_tables->size() * 4);
     upload(slot_mapping_, b.slot_mapping.data(), b.slot_mapping.size() * 8);
   }
   if (has_window) {
-    upload(window_block_tables_, b.window_block_tables.data(), b.window_block_tables.size() * 4);
+    upload(window_block_tables_, window_tables->data(), window_tables->size() * 4);
     upload(window_slot_mapping_, b.window_slot_mapping.data(), b.window_slot_mapping.size() * 8);
   }
   const auto num_logits = static_cast<int32_t>(b.logits_index.size());
@@ -122,9 +151,9 @@ void AbiModelRunner::forward(const StepBatch& b, std::vector<float>& logits) {
   seatrt_tensor seq_lens = make_tensor(SEATRT_DTYPE_I32, seq_lens_, {S}, device);
   // Without full layers every table is the window pool's.
   seatrt_tensor block_tables = make_tensor(SEATRT_DTYPE_I32, has_full ? block_tables_ : window_block_tables_,
-                                           {S, b.max_blocks}, device);
+                                           {S, width}, device);
   seatrt_tensor slot_mapping = make_tensor(SEATRT_DTYPE_I64, has_full ? slot_mapping_ : window_slot_mapping_, {T}, device);
-  seatrt_tensor window_block_tables = make_tensor(SEATRT_DTYPE_I32, window_block_tables_, {S, b.max_blocks}, device);
+  seatrt_tensor window_block_tables = make_tensor(SEATRT_DTYPE_I32, window_block_tables_, {S, width}, device);
   seatrt_tensor window_slot_mapping = make_tensor(SEATRT_DTYPE_I64, window_slot_mapping_, {T}, device);
   seatrt_tensor logits_index = make_tensor(SEATRT_DTYPE_I32, logits_index_, {num_logits}, device);
   seatrt_tensor logits_t = make_tensor(SEATRT_DTYPE_F32, logits_, {num_logits, model_.vocab_size}, device);
@@ -134,7 +163,7 @@ void AbiModelRunner::forward(const StepBatch& b, std::vector<float>& logits) {
   fb.num_tokens = T;
   fb.num_seqs = S;
   fb.max_query_len = b.max_query_len;
-  fb.max_seq_len = b.max_seq_len;
+  fb.max_seq_len = max_seq_len;
   fb.num_logits = num_logits;
   fb.token_ids = &token_ids;
   fb.positions = &positions;
@@ -149,18 +178,75 @@ void AbiModelRunner::forward(const StepBatch& b, std::vector<float>& logits) {
   fb.logits = &logits_t;
   fb.window_block_tables = has_window && has_full ? &window_block_tables : nullptr;
   fb.window_slot_mapping = has_window && has_full ? &window_slot_mapping : nullptr;
-  check(model_.arch->forward(model_.model, stream_, &fb), "forward");
-  logits.resize(static_cast<size_t>(num_logits) * static_cast<size_t>(model_.vocab_size));
-  check(model_.kernels->copy(model_.context, stream_, logits.data(), SEATRT_DEVICE_CPU, logits_, device,
-                             logits.size() * sizeof(float)),
-        "copying logits to the host");
+  run_forward(fb, graph, {S, width});
+  // The logits stay on the device when the provider samples there; the host
+  // copy (1 MB per row at Gemma-4's vocabulary) is only for the host sampler.
+  if (provider_samples()) {
+    logits.clear();
+  } else {
+    logits.resize(static_cast<size_t>(num_logits) * static_cast<size_t>(model_.vocab_size));
+    check(model_.kernels->copy(model_.context, stream_, logits.data(), SEATRT_DEVICE_CPU, logits_, device,
+                               logits.size() * sizeof(float)),
+          "copying logits to the host");
+  }
   check(model_.kernels->stream_sync(model_.context, stream_), "forward (stream)");
   last_num_logits_ = num_logits;
 }
 
+void AbiModelRunner::run_forward(const seatrt_forward_batch& fb, bool graph, std::pair<int32_t, int64_t> key) {
+  const seatrt_kernel_api* k = model_.kernels;
+  constexpr size_t kMaxGraphs = 256;  // (sequences, width) pairs; beyond it steps run eagerly
+  auto it = graph ? graphs_.find(key) : graphs_.end();
+  if (graph && it == graphs_.end() && graphs_.size() < kMaxGraphs) it = graphs_.emplace(key, DecodeGraph{}).first;
+  if (it == graphs_.end() || !it->second.warmed) {
+    check(model_.arch->forward(model_.model, stream_, &fb), "forward");
+    if (it != graphs_.end()) it->second.warmed = true;
+    return;
+  }
+  DecodeGraph& g = it->second;
+  if (!g.graph) {
+    // Capture: the forward only enqueues while the stream records.  A
+    // provider or architecture that cannot be captured turns graphs off
+    // for this runner; the step then runs eagerly, nothing lost.
+    seatrt_status* begun = k->graph_begin(model_.context, stream_);
+    if (begun) {
+      graphs_off(begun, "graph_begin");
+      check(model_.arch->forward(model_.model, stream_, &fb), "forward");
+      return;
+    }
+    seatrt_status* forward = model_.arch->forward(model_.model, stream_, &fb);
+    seatrt_graph* captured = nullptr;
+    seatrt_status* ended = k->graph_end(model_.context, stream_, &captured);
+    if (forward || ended || !captured) {
+      graphs_off(forward, "forward under capture");
+      graphs_off(ended, "graph_end");
+      if (!forward && !ended) graphs_off_reason_ = "graph_end returned no graph";
+      if (captured) k->graph_destroy(model_.context, captured);
+      check(model_.arch->forward(model_.model, stream_, &fb), "forward");
+      return;
+    }
+    g.graph = captured;
+  }
+  check(k->graph_launch(model_.context, stream_, g.graph), "replaying the decode step's graph");
+  ++graph_replays_;
+}
+
+void AbiModelRunner::graphs_off(seatrt_status* status, const char* what) {
+  graphs_enabled_ = false;
+  if (!status) return;
+  if (graphs_off_reason_.empty())
+    graphs_off_reason_ = std::string(what) + ": " + model_.host->status_message(status);
+  model_.host->status_free(status);
+}
+
+bool AbiModelRunner::provider_samples() const {
+  const seatrt_kernel_api* k = model_.kernels;
+  return SEATRT_HAS_FIELD(k, seatrt_kernel_api, sample) && k->sample;
+}
+
 bool AbiModelRunner::sample(std::span<const SampleInput> rows, std::vector<SampleResult>& out) {
   const seatrt_kernel_api* k = model_.kernels;
-  if (!SEATRT_HAS_FIELD(k, seatrt_kernel_api, sample) || !k->sample) return false;
+  if (!provider_samples()) return false;
   const auto B = static_cast<int32_t>(rows.size());
   if (B != last_num_logits_) throw std::logic_error("sample: rows do not match the last forward step's logits");
   int32_t num_top = 0;

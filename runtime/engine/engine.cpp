@@ -94,15 +94,14 @@ void Engine::loop() {
       });
       if (stop_) break;
       arrived.swap(inbox_);
+      // Queued and counted under the same lock that submit() checks, so the
+      // admission count never misses a request between the inbox and the
+      // queue: a request submit() accepted is never refused later.
+      for (auto& seq : arrived) scheduler_.enqueue(seq);
+      stats_.waiting = static_cast<int64_t>(scheduler_.num_waiting());
       cancelled.swap(cancels_);
     }
-    for (auto& seq : arrived) {
-      live.emplace(seq->id, seq);
-      if (!scheduler_.enqueue(seq)) {
-        live.erase(seq->id);
-        finish(seq, FinishReason::error, "the waiting queue is full");
-      }
-    }
+    for (auto& seq : arrived) live.emplace(seq->id, seq);
     for (int64_t id : cancelled) {
       auto it = live.find(id);
       if (it == live.end()) continue;
@@ -181,7 +180,8 @@ void Engine::step() {
       for (size_t i = 0; i < rows.size(); ++i) {
         Sequence& seq = *rows[i].chunk->seq;
         SampleInput& in = inputs[i];
-        in.logits = std::span<const float>(logits.data() + i * vocab, vocab);
+        // Empty when the logits stayed on the device (the runner samples there).
+        if (logits.size() >= (i + 1) * vocab) in.logits = std::span<const float>(logits.data() + i * vocab, vocab);
         in.params = &seq.request.sampling;
         in.step = static_cast<uint64_t>(seq.generated());
         in.prompt_tokens = std::span<const int32_t>(seq.tokens.data(), static_cast<size_t>(seq.prompt_len));
@@ -196,8 +196,11 @@ void Engine::step() {
       try {
         if (!rows.empty() && !runner_->sample(inputs, results)) {
           results.clear();
-          for (size_t i = 0; i < rows.size(); ++i)
+          for (size_t i = 0; i < rows.size(); ++i) {
+            if (!rows[i].failed && inputs[i].logits.empty())
+              throw std::logic_error("the model runner kept its logits on the device but cannot sample there");
             results.push_back(rows[i].failed ? SampleResult{} : sample_on_host(inputs[i]));
+          }
         }
       } catch (const std::exception& e) {
         sample_error = e.what();

@@ -34,7 +34,8 @@ class ModelRunner {
  public:
   virtual ~ModelRunner() = default;
   virtual int32_t vocab_size() const = 0;
-  // Fills `logits` with logits_index.size() rows of vocab_size() floats.
+  // Fills `logits` with logits_index.size() rows of vocab_size() floats, or
+  // leaves it empty when the logits stay on the device for sample().
   // Throws std::runtime_error naming the failure.
   virtual void forward(const StepBatch& batch, std::vector<float>& logits) = 0;
   // Samples one token for each logits row of the last forward() (rows[i]

@@ -6,11 +6,7 @@ namespace seatrt::engine {
 
 Scheduler::Scheduler(const SchedulerConfig& config, KvManager& kv) : config_(config), kv_(kv) {}
 
-bool Scheduler::enqueue(SequencePtr seq) {
-  if (static_cast<int64_t>(waiting_.size()) >= config_.max_waiting) return false;
-  waiting_.push_back(std::move(seq));
-  return true;
-}
+void Scheduler::enqueue(SequencePtr seq) { waiting_.push_back(std::move(seq)); }
 
 void Scheduler::preempt(const SequencePtr& seq) {
   kv_.free(*seq);

@@ -18,7 +18,10 @@ namespace seatrt::engine {
 struct SchedulerConfig {
   int32_t max_num_seqs = 8;
   int64_t max_num_batched_tokens = 2048;
-  int64_t max_waiting = 256;  // bounded queue: beyond it new requests are refused
+  // Bounded queue: beyond it Engine::submit refuses new requests.  Not
+  // enforced here: preempted sequences return to the queue and must never
+  // be refused after they were admitted.
+  int64_t max_waiting = 256;
 };
 
 struct ScheduledChunk {
@@ -38,8 +41,8 @@ class Scheduler {
  public:
   Scheduler(const SchedulerConfig& config, KvManager& kv);
 
-  // Queues a new sequence; false when the waiting queue is full.
-  bool enqueue(SequencePtr seq);
+  // Queues a new sequence (admission is the engine's: see max_waiting).
+  void enqueue(SequencePtr seq);
   StepPlan schedule();
   // Removes a finished or cancelled sequence and frees its blocks.
   void remove(const SequencePtr& seq);

@@ -126,7 +126,8 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
   abi.context = parts.context;
   abi.vocab_size = info.vocab_size;
   abi.layers = kv_in.layers;
-  auto runner = std::make_unique<engine::AbiModelRunner>(abi, plan, max_batch, seat.scheduler.max_num_seqs, max_model_len);
+  auto runner = std::make_unique<engine::AbiModelRunner>(abi, plan, max_batch, seat.scheduler.max_num_seqs, max_model_len,
+                                                         seat.kernels.graphs);
   engine::EngineConfig ec;
   ec.scheduler.max_num_seqs = seat.scheduler.max_num_seqs;
   ec.scheduler.max_num_batched_tokens = max_batch;
@@ -200,6 +201,9 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
       {"model", {{"path", seat.model.path.string()}, {"architecture", m.prepared().arch_name()},
                  {"quantization", m.prepared().quant_name()}, {"weight_bytes", info.weight_bytes},
                  {"workspace_bytes", info.workspace_bytes}}},
+      // Where tokens are chosen: the provider's sample op over the logits on
+      // its device, or the engine's host sampler for providers without one.
+      {"sampling", SEATRT_HAS_FIELD(kernels, seatrt_kernel_api, sample) && kernels->sample ? "kernel provider" : "host"},
       {"kv_pool", {{"dtype", engine::kv_dtype_name(plan.dtype)}, {"groups", kv_groups},
                    {"summary", engine::describe(plan)}}},
       {"memory_plan", {{"weights", mem.weight_bytes}, {"kv_pool", mem.kv_bytes},

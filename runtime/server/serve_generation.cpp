@@ -125,23 +125,29 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
   bool failure_non_finite = false;
   int failure_status = 500;
   size_t done = 0;
+  // The deadline and the client's connection are checked every 50 ms, also
+  // while tokens keep arriving: a fast stream must not outlive its timeout,
+  // and a non-streaming client that left must not keep its sequence.
+  constexpr auto kCheckEvery = std::chrono::milliseconds(50);
+  auto next_check = Clock::now() + kCheckEvery;
   while (done < n) {
-    auto ev = gen.next(std::chrono::milliseconds(50));
-    if (!ev && std::chrono::duration<double>(Clock::now() - gen.start_time()).count() > seat.request_timeout_s) {
-      gen.cancel();
-      failure_status = 504;
-      failure = "the request ran longer than the seat's request_timeout_s (" + std::to_string(seat.request_timeout_s) +
-                " s) and was cancelled";
-      if (stream) writer.write_event(ApiError(504, "TimeoutError", failure).to_json().dump());
-      break;
-    }
-    if (!ev) {
+    auto ev = gen.next(kCheckEvery);
+    if (const auto now = Clock::now(); now >= next_check) {
+      next_check = now + kCheckEvery;
+      if (std::chrono::duration<double>(now - gen.start_time()).count() > seat.request_timeout_s) {
+        gen.cancel();
+        failure_status = 504;
+        failure = "the request ran longer than the seat's request_timeout_s (" +
+                  std::to_string(seat.request_timeout_s) + " s) and was cancelled";
+        if (stream) writer.write_event(ApiError(504, "TimeoutError", failure).to_json().dump());
+        break;
+      }
       if (writer.client_gone()) {
         gone = true;
         break;
       }
-      continue;
     }
+    if (!ev) continue;
     auto& st = choices[static_cast<size_t>(ev->index)];
     const auto now = Clock::now();
     if (!ev->logprobs.empty() || !ev->delta.empty()) {

@@ -5,6 +5,7 @@ with both numbers and what to change; past the waiting queue requests get
 
 import concurrent.futures
 import json
+import time
 import unittest
 
 from seat_harness import Seat
@@ -45,6 +46,25 @@ class LimitsTest(unittest.TestCase):
             self.assertIn(200, statuses)
             self.assertTrue(all(r == "1" for s, r in results if s == 429))
             self.assertEqual(set(statuses), {200, 429})
+
+    def test_request_past_request_timeout_is_cancelled_with_504(self):
+        # 480 tokens take far longer than 20 ms on any machine (hundreds of
+        # steps); the request is cancelled, says why, and frees its blocks.
+        with Seat(request_timeout_s=0.02) as seat:
+            body = {"model": "scripted", "messages": [{"role": "user", "content": "busy"}], "max_tokens": 480}
+            status, raw, _ = seat.post("/v1/chat/completions", body)
+            self.assertEqual(status, 504, raw)
+            error = json.loads(raw)["error"]
+            self.assertEqual(error["type"], "TimeoutError")
+            self.assertIn("request_timeout_s", error["message"])
+            status, raw, _ = seat.post("/v1/chat/completions", dict(body, stream=True))
+            self.assertEqual(status, 200)  # the stream had started; the error comes as an event
+            self.assertIn("TimeoutError", raw.decode() if isinstance(raw, bytes) else raw)
+            for _ in range(200):
+                if seat.metric("seatrt_kv_blocks_used") == 0 and seat.metric("seatrt_running_sequences") == 0:
+                    break
+                time.sleep(0.01)
+            self.assertEqual(seat.metric("seatrt_kv_blocks_used"), 0)
 
 
 if __name__ == "__main__":

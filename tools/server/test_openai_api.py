@@ -276,6 +276,8 @@ class OpenAIApiTest(unittest.TestCase):
         self.assertAlmostEqual(kv["max_context_multiple"], kv["tokens"] / 512, places=6)
         self.assertTrue(any(p["role"] == "tool_parser" for p in seat["plugins"]))
         self.assertTrue(all(p["version"] for p in seat["plugins"]))
+        # The CPU provider has a sample op: tokens are chosen there, not on the host.
+        self.assertEqual(seat["sampling"], "kernel provider")
         self.assertIn("KV pool", self.seat.read_log())
         _, metrics = self.seat.get("/metrics")
         for name in ["seatrt_requests_total", "seatrt_prompt_tokens_total", "seatrt_generation_tokens_total",

@@ -35,8 +35,7 @@ void* scratch(seatrt_kernel_context* ctx, seatrt_stream stream, size_t bytes) {
     throw sdk::Error(SEATRT_ERR_UNAVAILABLE,
                      "cuda: scratch memory must grow while a graph is being captured; run the same "
                      "shapes once before capturing");
-  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize (scratch)");
-  if (s.ptr) check(cudaFree(s.ptr), "cudaFree (scratch)");
+  if (s.ptr) s.retired.push_back(s.ptr);  // see Scratch::retired
   s.ptr = nullptr;
   s.bytes = 0;
   const size_t grown = bytes + bytes / 4;
@@ -59,8 +58,10 @@ void* pinned(seatrt_kernel_context* ctx, size_t bytes) {
 void release_context_memory(seatrt_kernel_context* ctx) {
   cudaSetDevice(ctx->device);
   cudaDeviceSynchronize();
-  for (auto& [stream, s] : ctx->scratch)
+  for (auto& [stream, s] : ctx->scratch) {
     if (s.ptr) cudaFree(s.ptr);
+    for (void* p : s.retired) cudaFree(p);
+  }
   ctx->scratch.clear();
   for (auto& [key, t] : ctx->moe_tables)
     if (t.device) cudaFree(t.device);

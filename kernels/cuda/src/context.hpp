@@ -22,6 +22,10 @@ struct seatrt_kernel_context {
   struct Scratch {
     void* ptr = nullptr;
     size_t bytes = 0;
+    // Buffers outgrown but kept until the context is released: graphs
+    // captured earlier still point at them (each replays alone on its
+    // stream), so freeing one would leave a graph reading freed memory.
+    std::vector<void*> retired;
   };
   std::map<void*, Scratch> scratch;
   // MoE weight tables, keyed by the three host arrays; `host` is the copy

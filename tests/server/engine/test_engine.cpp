@@ -9,6 +9,7 @@
 #include <cmath>
 #include <future>
 #include <limits>
+#include <mutex>
 #include <thread>
 
 #include "engine/engine.hpp"
@@ -143,6 +144,52 @@ TEST_CASE("a full queue refuses submissions; draining refuses everything") {
   CHECK(engine.submit(r, nullptr) == SubmitStatus::queue_full);
   engine.stop_accepting();
   CHECK(engine.submit(r, nullptr) == SubmitStatus::draining);
+}
+
+TEST_CASE("a request the queue admitted is never refused later, even under preemption") {
+  // Two running sequences need more blocks than the pool has, so they
+  // preempt each other back into the short queue while submitters race it.
+  Engine engine({{2, 64, 2}, 64}, plan_with(12), std::make_unique<PagedEchoModel>(48, 4));
+  std::mutex m;
+  std::vector<std::future<Outcome>> admitted;
+  int refused = 0;
+  std::vector<std::thread> submitters;
+  for (int t = 0; t < 6; ++t) {
+    submitters.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i) {
+        auto promise = std::make_shared<std::promise<Outcome>>();
+        auto out = std::make_shared<Outcome>();
+        GenerationRequest r;
+        r.prompt = prompt_for(t * 25 + i);
+        r.max_new_tokens = 20;
+        r.sampling.seed = static_cast<uint64_t>(t * 25 + i);
+        r.on_token = [out](const TokenEvent& e) {
+          out->tokens.push_back(e.token);
+          return true;
+        };
+        r.on_finish = [out, promise](const FinishInfo& info) {
+          out->info = info;
+          promise->set_value(*out);
+        };
+        const auto status = engine.submit(std::move(r), nullptr);
+        std::lock_guard lock(m);
+        if (status == SubmitStatus::accepted) admitted.push_back(promise->get_future());
+        else ++refused;
+      }
+    });
+  }
+  for (auto& th : submitters) th.join();
+  CHECK(refused > 0);
+  REQUIRE(!admitted.empty());
+  for (auto& f : admitted) {
+    const auto o = f.get();
+    INFO(o.info.error);
+    CHECK(o.info.reason == FinishReason::length);
+  }
+  CHECK(engine.stats().preemptions > 0);
+  for (int i = 0; i < 100 && engine.stats().blocks_used != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(engine.stats().blocks_used == 0);
 }
 
 TEST_CASE("a callback that throws fails its request, not the engine") {

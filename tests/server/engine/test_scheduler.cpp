@@ -117,10 +117,3 @@ TEST_CASE("when the pool is short the youngest sequence is preempted and recompu
   CHECK(p3.chunks[0].count == 1);
 }
 
-TEST_CASE("the waiting queue is bounded") {
-  KvManager kv(small_plan(8, 0, 0));
-  Scheduler s({1, 8, 2}, kv);
-  CHECK(s.enqueue(make_seq(1, 2)));
-  CHECK(s.enqueue(make_seq(2, 2)));
-  CHECK_FALSE(s.enqueue(make_seq(3, 2)));
-}

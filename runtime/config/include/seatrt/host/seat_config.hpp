@@ -48,6 +48,7 @@ struct KernelsSection {
   int device = 0;
   std::string fallback = "cpu";   // provider for NULL ops; "" or "none" = no fallback
   std::string options_toml;       // [kernels.options] as TOML text
+  bool graphs = true;             // replay decode steps as captured graphs where the provider can
 };
 
 struct CacheSection {
