@@ -201,11 +201,11 @@ enum XMode : int { kXBf16 = 0, kXF32 = 1, kXBf16Pair = 2 };
 // BF16 activations: the B fragments are loaded first and each A fragment is
 // unpacked right before its MMA (few registers live).  Otherwise all 8 A
 // fragments are unpacked once and shared by the n-tiles and F32 terms.
-template <int kNt, int kX, bool kDense>
+template <int kNt, int kX, bool kDense, bool kPerMma>
 __device__ __forceinline__ void step_mma(const StepLoad<kDense>& L, const Mat& x, int64_t x_lo_offset,
                                          const int64_t* xrow, int ntv, int64_t k0, bool k_ok, float (*acc)[4]) {
   constexpr int kPlanes = kX == kXBf16Pair ? 2 : 1;
-  if (kNt == 1 && kX != kXF32) {
+  if (kPerMma && kNt == 1 && kX != kXF32) {
     const bool ok = k_ok && xrow[0] >= 0;
     const __nv_bfloat16* xr = static_cast<const __nv_bfloat16*>(x.data) + (ok ? xrow[0] * x.row_stride + k0 : 0);
     uint32_t b[kPlanes][8][2];
@@ -296,14 +296,29 @@ __device__ void generic_rows(const GemvArgs& a, const WeightRef& w, const Weight
   }
 }
 
+// Programmatic dependent launch: weight loads issued before this do not
+// depend on the previous kernel; activations read after it do.  Once per block.
+__device__ __forceinline__ void pdl_wait(bool& waited) {
+  if (waited) return;
+  asm volatile("griddepcontrol.launch_dependents;");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  waited = true;
+}
+
 // The block's output tile: 16 rows x up to 8*kNt tokens.  A GLU block's warps
 // are two halves, gate then up, each splitting K on its own.
 template <int kNt, bool kGlu, int kX, bool kDense>
-__global__ void __launch_bounds__(kMaxWarps * 32, (kNt == 1 && kX != kXF32 && !kDense) ? 2 : 1) gemv_mma_kernel(GemvArgs a) {
+__global__ void __launch_bounds__(kMaxWarps * 32, (kNt <= 2 && kX == kXBf16 && !kGlu && !kDense) || (kNt == 1 && kX != kXF32 && !kDense) ? 2 : 1) gemv_mma_kernel(GemvArgs a) {
   // Steps of loads in flight per lane.  More costs registers (the compiler
   // also hoists the x loads of every step in flight); 3 keeps one-n-tile
   // BF16 blocks at <= 128 registers, two blocks per SM.
-  constexpr int kUnroll = (kNt == 1 && kX != kXF32 && !kDense) ? 3 : 2;
+  // Plain NVFP4 Linears (v1's configuration, measured best for them): 4
+  // steps issued at once, no ring -- each warp has <= 4 steps except at
+  // K = 8192, and the ring's registers cost a block per SM.  GLU halves
+  // (~6 steps per warp), the MoE down (two planes) and dense weights keep the
+  // ring.
+  constexpr bool kRing = kGlu || kX == kXBf16Pair || kDense;
+  constexpr int kUnroll = !kRing ? 4 : (kNt == 1 && kX != kXF32 && !kDense) ? 3 : 2;
   extern __shared__ __align__(16) float red[];  // [warps][kNt][32][4]
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int warps = blockDim.x >> 5;
@@ -321,9 +336,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (kNt == 1 && kX != kXF32 && !k
   bool waited = false;
   if (a.groups.active) {
     // MoE: the expert of this slot comes from the grouping kernel.
-    asm volatile("griddepcontrol.launch_dependents;");
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    waited = true;
+    pdl_wait(waited);
     if (int(blockIdx.y) >= *a.groups.num_active) return;
     const int e = a.groups.active[blockIdx.y];
     const int64_t first = a.groups.offsets[e];
@@ -350,21 +363,6 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (kNt == 1 && kX != kXF32 && !k
     for (int nt = 0; nt < kNt; ++nt)
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[nt][i] = 0.f;
-    // Ring of kUnroll steps in flight: step s's slot is refilled with step
-    // s + kUnroll as soon as s is unpacked, so loads overlap the MMAs.
-    StepLoad<kDense> L[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int64_t k0 = (s_begin + u) * kKStep + 32 * t;
-      load_step(mw, n0, a.n, k0, s_begin + u < s_end && k0 < a.k, g, L[u]);
-    }
-    if (!waited) {
-      // Programmatic dependent launch: the weight loads above do not depend
-      // on the previous kernel; the activations below do.
-      asm volatile("griddepcontrol.launch_dependents;");
-      asm volatile("griddepcontrol.wait;" ::: "memory");
-      waited = true;
-    }
     // Activation rows of the lane's token (column g of each n-tile).
     int64_t xrow[kNt];
 #pragma unroll
@@ -372,17 +370,48 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (kNt == 1 && kX != kXF32 && !k
       const int64_t m = t0 + 8 * nt + g;
       xrow[nt] = m < count ? (list ? list[m] : m) / a.x_div : -1;
     }
-    for (int64_t s0 = s_begin; s0 < s_end; s0 += kUnroll) {
+    if (kRing) {
+      // Ring of kUnroll steps in flight: step s's slot is refilled with step
+      // s + kUnroll as soon as s is consumed, so loads overlap the MMAs.
+      StepLoad<kDense> L[kUnroll];
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
-        const int64_t s = s0 + u;
-        if (s >= s_end) break;
-        const int64_t k0 = s * kKStep + 32 * t;
-        step_mma<kNt, kX, kDense>(L[u], a.x, a.x_lo_offset, xrow, ntv, k0, k0 < a.k, acc);
-        const int64_t kn = k0 + int64_t(kUnroll) * kKStep;
-        if (s + kUnroll < s_end) load_step(mw, n0, a.n, kn, kn < a.k, g, L[u]);
+        const int64_t k0 = (s_begin + u) * kKStep + 32 * t;
+        load_step(mw, n0, a.n, k0, s_begin + u < s_end && k0 < a.k, g, L[u]);
+      }
+      pdl_wait(waited);
+      for (int64_t s0 = s_begin; s0 < s_end; s0 += kUnroll) {
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const int64_t s = s0 + u;
+          if (s >= s_end) break;
+          const int64_t k0 = s * kKStep + 32 * t;
+          step_mma<kNt, kX, kDense, true>(L[u], a.x, a.x_lo_offset, xrow, ntv, k0, k0 < a.k, acc);
+          const int64_t kn = k0 + int64_t(kUnroll) * kKStep;
+          if (s + kUnroll < s_end) load_step(mw, n0, a.n, kn, kn < a.k, g, L[u]);
+        }
+      }
+    } else {
+      // Groups of kUnroll steps, each group's loads all issued before any is
+      // used (v1's order).
+      for (int64_t s0 = s_begin; s0 < s_end; s0 += kUnroll) {
+        StepLoad<kDense> L[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const int64_t k0 = (s0 + u) * kKStep + 32 * t;
+          load_step(mw, n0, a.n, k0, s0 + u < s_end && k0 < a.k, g, L[u]);
+        }
+        pdl_wait(waited);
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const int64_t s = s0 + u;
+          if (s >= s_end) break;
+          const int64_t k0 = s * kKStep + 32 * t;
+          step_mma<kNt, kX, kDense, false>(L[u], a.x, a.x_lo_offset, xrow, ntv, k0, k0 < a.k, acc);
+        }
       }
     }
+    pdl_wait(waited);  // a warp without steps
     // Split-K partial sums meet in shared memory.
     __syncthreads();  // the previous token tile's readers are done
 #pragma unroll
@@ -407,10 +436,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (kNt == 1 && kX != kXF32 && !k
       store_out(a, asg, row, v);
     }
   }
-  if (!waited) {  // no tokens: still release the dependents and order with them
-    asm volatile("griddepcontrol.launch_dependents;");
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-  }
+  pdl_wait(waited);  // no tokens: still release the dependents and order with them
 }
 
 template <int kNt, bool kGlu, int kX, bool kDense>
