@@ -39,9 +39,9 @@ std::vector<int32_t> token_pool(const server::HttpClient& client, const std::str
 // source: unique for every call, exact in length for any tokenizer.
 nlohmann::json random_id_prompt(const std::vector<int32_t>& pool, int tokens);
 
-// One streaming /v1/completions request; never throws for HTTP or stream
-// errors (they land in RequestResult::error).
+// One streaming /v1/completions request at `temperature` (0 = greedy);
+// never throws for HTTP or stream errors (they land in RequestResult::error).
 RequestResult run_completion(const server::HttpClient& client, const std::string& model,
-                             const nlohmann::json& prompt, int max_tokens);
+                             const nlohmann::json& prompt, int max_tokens, double temperature);
 
 }  // namespace seatrt::cli::bench

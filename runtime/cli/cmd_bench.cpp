@@ -8,7 +8,8 @@
 //    requests one after another, each an exact-length prompt of random ids
 //    with max_tokens 1; reports prompt tokens / TTFT and the TTFT itself.
 // Every prompt is unique (OS-random nonce or ids), so the prefix cache is
-// not what gets measured.  --json FILE writes every figure for scripts.
+// not what gets measured.  --temperature (default 0.8; 0 = greedy) is sent
+// with every request.  --json FILE writes every figure for scripts.
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -43,6 +44,7 @@ struct BenchOptions {
   bool id_prompts = false;
   std::vector<int> prefill;
   int prefill_requests = 2;
+  double temperature = 0.8;
   std::string json_path;
 };
 
@@ -52,6 +54,14 @@ int parse_int(const std::string& flag, const std::string& v) {
   if (ec != std::errc() || end != v.data() + v.size() || x <= 0)
     throw std::invalid_argument(flag + ": '" + v + "' is not a positive integer");
   return x;
+}
+
+double parse_temperature(const std::string& v) {
+  char* end = nullptr;
+  const double t = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || !(t >= 0.0 && t <= 2.0))
+    throw std::invalid_argument("--temperature: '" + v + "' is not a number in [0, 2]");
+  return t;
 }
 
 // "1,4,16" -> {1, 4, 16}; "none" -> {}.
@@ -83,6 +93,7 @@ BenchOptions parse_options(std::span<const std::string> args) {
     else if (a == "--prefill") o.prefill = parse_list(a, value());
     else if (a == "--prefill-requests") o.prefill_requests = parse_int(a, value());
     else if (a == "--json") o.json_path = value();
+    else if (a == "--temperature") o.temperature = parse_temperature(value());
     else if (o.url.empty() && a.rfind("--", 0) != 0) o.url = a;
     else throw std::invalid_argument("unexpected argument " + a);
   }
@@ -104,7 +115,8 @@ json run_level(const server::HttpClient& client, const BenchOptions& o, const st
   for (int w = 0; w < conc; ++w)
     workers.emplace_back([&] {
       for (int i; (i = next++) < n;)
-        results[static_cast<size_t>(i)] = bench::run_completion(client, o.model, prompts[static_cast<size_t>(i)], o.gen_tokens);
+        results[static_cast<size_t>(i)] = bench::run_completion(client, o.model, prompts[static_cast<size_t>(i)], o.gen_tokens,
+                                                               o.temperature);
     });
   for (auto& t : workers) t.join();
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
@@ -153,7 +165,7 @@ json run_prefill(const server::HttpClient& client, const BenchOptions& o, const 
   std::string first_error;
   int64_t prompt_tokens = 0;
   for (int i = 0; i < o.prefill_requests; ++i) {
-    const RequestResult r = bench::run_completion(client, o.model, bench::random_id_prompt(pool, length), 1);
+    const RequestResult r = bench::run_completion(client, o.model, bench::random_id_prompt(pool, length), 1, o.temperature);
     if (!r.ok || r.ttft <= 0) {
       ++failed;
       if (first_error.empty()) first_error = r.error;
@@ -179,7 +191,7 @@ int run_bench(std::span<const std::string> args) {
     std::fprintf(stderr,
                  "seatrt bench: %s\nusage: seatrt bench URL [--model NAME] [--concurrency 1,4,16|none] "
                  "[--prompt-tokens N] [--gen-tokens N] [--requests-per-stream N] [--id-prompts] "
-                 "[--prefill 2048,8192] [--prefill-requests N] [--json FILE]\n",
+                 "[--prefill 2048,8192] [--prefill-requests N] [--temperature T] [--json FILE]\n",
                  e.what());
     return 2;
   }
@@ -198,11 +210,19 @@ int run_bench(std::span<const std::string> args) {
     const bool need_pool = o.id_prompts || !o.prefill.empty();
     const std::vector<int32_t> pool = need_pool ? bench::token_pool(client, o.model) : std::vector<int32_t>();
     json report = {{"url", o.url}, {"model", o.model}, {"prompt_tokens", o.prompt_tokens},
-                   {"gen_tokens", o.gen_tokens}, {"decode", json::array()}, {"prefill", json::array()}};
+                   {"gen_tokens", o.gen_tokens}, {"temperature", o.temperature}, {"decode", json::array()}, {"prefill", json::array()}};
+    // Written after every level, so a run stopped by its time limit keeps
+    // what it measured.
+    const auto save = [&] {
+      if (o.json_path.empty()) return;
+      std::ofstream f(o.json_path);
+      f << report.dump(1) << "\n";
+      if (!f) std::fprintf(stderr, "seatrt bench: cannot write %s\n", o.json_path.c_str());
+    };
     int total_failed = 0;
     if (!o.concurrency.empty()) {
-      std::printf("seatrt bench %s model=%s prompt %s%d tokens, gen=%d tokens\n", o.url.c_str(), o.model.c_str(),
-                  o.id_prompts ? "" : "~", o.prompt_tokens, o.gen_tokens);
+      std::printf("seatrt bench %s model=%s prompt %s%d tokens, gen=%d tokens, temperature %g\n", o.url.c_str(),
+                  o.model.c_str(), o.id_prompts ? "" : "~", o.prompt_tokens, o.gen_tokens, o.temperature);
       std::printf("%6s %8s %6s %12s %12s %12s %10s %10s %10s %10s\n", "conc", "requests", "failed", "tok/s total",
                   "tok/s stream", "decode/strm", "ttft p50", "ttft p99", "itl p50", "itl p99");
     }
@@ -216,6 +236,7 @@ int run_bench(std::span<const std::string> args) {
       std::fflush(stdout);
       total_failed += j["failed"].get<int>();
       report["decode"].push_back(j);
+      save();
     }
     if (!o.prefill.empty())
       std::printf("%10s %8s %6s %12s %12s %12s\n", "prompt", "requests", "failed", "prefill t/s", "ttft p50", "ttft max");
@@ -227,11 +248,7 @@ int run_bench(std::span<const std::string> args) {
       std::fflush(stdout);
       total_failed += j["failed"].get<int>();
       report["prefill"].push_back(j);
-    }
-    if (!o.json_path.empty()) {
-      std::ofstream f(o.json_path);
-      f << report.dump(1) << "\n";
-      if (!f) std::fprintf(stderr, "seatrt bench: cannot write %s\n", o.json_path.c_str());
+      save();
     }
     return total_failed == 0 ? 0 : 1;
   } catch (const std::exception& e) {
@@ -245,6 +262,7 @@ int run_bench(std::span<const std::string> args) {
 
 SEATRT_CLI_COMMAND("bench",
                    "bench URL [--model NAME] [--concurrency 1,4,16|none] [--prompt-tokens N] [--gen-tokens N] "
-                   "[--requests-per-stream N] [--id-prompts] [--prefill 2048,8192] [--prefill-requests N] [--json FILE]",
+                   "[--requests-per-stream N] [--id-prompts] [--prefill 2048,8192] [--prefill-requests N] [--temperature T] "
+                   "[--json FILE]",
                    "load-test a running seat: decode tokens/s, TTFT and inter-token latency; prefill tokens/s",
                    seatrt::cli::run_bench)

@@ -86,9 +86,9 @@ json random_id_prompt(const std::vector<int32_t>& pool, int tokens) {
 }
 
 RequestResult run_completion(const server::HttpClient& client, const std::string& model, const json& prompt,
-                             int max_tokens) {
+                             int max_tokens, double temperature) {
   RequestResult res;
-  const json body = {{"model", model},   {"prompt", prompt}, {"max_tokens", max_tokens}, {"temperature", 0.8},
+  const json body = {{"model", model},   {"prompt", prompt}, {"max_tokens", max_tokens}, {"temperature", temperature},
                      {"stream", true}, {"stream_options", {{"include_usage", true}}}};
   const auto start = Clock::now();
   auto last = start;

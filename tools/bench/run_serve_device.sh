@@ -44,6 +44,7 @@ GEN_TOKENS=${GEN_TOKENS:-64}
 REQUESTS_PER_STREAM=${REQUESTS_PER_STREAM:-1}
 PREFILL_LENGTHS=${PREFILL_LENGTHS:-2048,8192,27000,32768}
 PREFILL_REQUESTS=${PREFILL_REQUESTS:-1}
+TEMPERATURE=${TEMPERATURE:-0.8}            # 0 = greedy (the host sampler's cheap path)
 KV_BYTES=${KV_BYTES:-9114000000}
 MAX_MODEL_LEN=${MAX_MODEL_LEN:-262144}
 PORT=${PORT:-8765}
@@ -137,11 +138,11 @@ if [ "$ready" = 1 ]; then
   stamp "5a. decode sweep, concurrency $CONCURRENCY"
   run_limited "$SWEEP_LIMIT" "$out/bench_decode.log" "$c/bin/seatrt" bench "$url" --concurrency "$CONCURRENCY" \
     --id-prompts --prompt-tokens "$PROMPT_TOKENS" --gen-tokens "$GEN_TOKENS" \
-    --requests-per-stream "$REQUESTS_PER_STREAM" --json "$out/bench_decode.json"
+    --requests-per-stream "$REQUESTS_PER_STREAM" --temperature "$TEMPERATURE" --json "$out/bench_decode.json"
   for len in ${PREFILL_LENGTHS//,/ }; do
     stamp "5b. prefill, $len-token prompt"
     run_limited "$PREFILL_LIMIT" "$out/bench_prefill_$len.log" "$c/bin/seatrt" bench "$url" --concurrency none \
-      --prefill "$len" --prefill-requests "$PREFILL_REQUESTS" --json "$out/bench_prefill_$len.json"
+      --prefill "$len" --prefill-requests "$PREFILL_REQUESTS" --temperature "$TEMPERATURE" --json "$out/bench_prefill_$len.json"
   done
   http_get "$url/metrics" > "$out/metrics.txt" 2>&1
 fi

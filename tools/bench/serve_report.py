@@ -77,6 +77,9 @@ def main():
             pass
     print(f"\ncopy bandwidth: {bw / 1e12:.3f} TB/s (measured in this run)" if bw else "\ncopy bandwidth: NOT MEASURED")
     dec = load(os.path.join(d, "bench_decode.json"))
+    if dec:
+        print(f"decode sweep: prompts of {dec.get('prompt_tokens')} random ids, {dec.get('gen_tokens')} new tokens, "
+              f"temperature {dec.get('temperature', 0.8)}")
     print("\n| batch | tok/s aggregate (wall) | B / ITL p50 | decode tok/s per stream | TTFT p50 / p99 ms "
           "| ITL p50 / p99 ms | GB per step | byte limit tok/s | % of limit | goal |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
