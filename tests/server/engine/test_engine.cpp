@@ -67,8 +67,9 @@ struct Outcome {
   FinishInfo info;
 };
 
-std::future<Outcome> run(Engine& engine, std::vector<int32_t> prompt, uint64_t seed, int64_t max_new,
-                         int64_t* id_out = nullptr) {
+// Submits a sampled generation; `outcome` receives its tokens and finish.
+SubmitStatus submit(Engine& engine, std::vector<int32_t> prompt, uint64_t seed, int64_t max_new,
+                    std::future<Outcome>& outcome, int64_t* id_out = nullptr) {
   auto promise = std::make_shared<std::promise<Outcome>>();
   auto out = std::make_shared<Outcome>();
   GenerationRequest r;
@@ -84,10 +85,15 @@ std::future<Outcome> run(Engine& engine, std::vector<int32_t> prompt, uint64_t s
     out->info = info;
     promise->set_value(*out);
   };
-  int64_t id = 0;
-  REQUIRE(engine.submit(std::move(r), &id) == SubmitStatus::accepted);
-  if (id_out) *id_out = id;
-  return promise->get_future();
+  outcome = promise->get_future();
+  return engine.submit(std::move(r), id_out);
+}
+
+std::future<Outcome> run(Engine& engine, std::vector<int32_t> prompt, uint64_t seed, int64_t max_new,
+                         int64_t* id_out = nullptr) {
+  std::future<Outcome> outcome;
+  REQUIRE(submit(engine, std::move(prompt), seed, max_new, outcome, id_out) == SubmitStatus::accepted);
+  return outcome;
 }
 
 std::vector<int32_t> prompt_for(int i) {
@@ -157,23 +163,10 @@ TEST_CASE("a request the queue admitted is never refused later, even under preem
   for (int t = 0; t < 6; ++t) {
     submitters.emplace_back([&, t] {
       for (int i = 0; i < 25; ++i) {
-        auto promise = std::make_shared<std::promise<Outcome>>();
-        auto out = std::make_shared<Outcome>();
-        GenerationRequest r;
-        r.prompt = prompt_for(t * 25 + i);
-        r.max_new_tokens = 20;
-        r.sampling.seed = static_cast<uint64_t>(t * 25 + i);
-        r.on_token = [out](const TokenEvent& e) {
-          out->tokens.push_back(e.token);
-          return true;
-        };
-        r.on_finish = [out, promise](const FinishInfo& info) {
-          out->info = info;
-          promise->set_value(*out);
-        };
-        const auto status = engine.submit(std::move(r), nullptr);
+        std::future<Outcome> outcome;
+        const auto status = submit(engine, prompt_for(t * 25 + i), static_cast<uint64_t>(t * 25 + i), 20, outcome);
         std::lock_guard lock(m);
-        if (status == SubmitStatus::accepted) admitted.push_back(promise->get_future());
+        if (status == SubmitStatus::accepted) admitted.push_back(std::move(outcome));
         else ++refused;
       }
     });
