@@ -48,7 +48,6 @@ struct TcParams {
   const int32_t* sorted = nullptr;       // assignment ids grouped by expert
   int32_t x_div = 1;                     // gate/up: x row = assignment / x_div (top_k)
   const float* row_weight = nullptr;     // down: router weight per assignment
-  bool scatter_out = true;               // down: out row = assignment id (false: sorted position)
   int32_t act = 0;
   bool x_vec = false;                    // x allows 16-byte loads
   bool w_vec = false;                    // every weight allows 16-byte loads
@@ -144,7 +143,7 @@ __device__ __forceinline__ bool tc_job(const TcParams& p, TcJob& j) {
 __device__ __forceinline__ const __nv_bfloat16* tc_a_row(const TcParams& p, const TcJob& j, int r) {
   if (r >= j.rows) return nullptr;
   int64_t src = j.m0 + r;
-  if (p.mode == TcMode::MoeGateUp && p.sorted) src = p.sorted[src] / p.x_div;  // null: x is already gathered
+  if (p.mode == TcMode::MoeGateUp) src = p.sorted[src] / p.x_div;
   return static_cast<const __nv_bfloat16*>(p.x.data) + src * p.x.row_stride;
 }
 
@@ -155,9 +154,8 @@ __device__ __forceinline__ void tc_store8(const TcParams& p, const TcJob& j, int
   int64_t row = j.m0 + r;
   float scale = 1.0f;
   if (p.mode == TcMode::MoeDown) {
-    const int64_t assignment = p.sorted[row];
-    scale = p.row_weight[assignment];
-    if (p.scatter_out) row = assignment;  // else: rows stay in expert-sorted order
+    row = p.sorted[row];
+    scale = p.row_weight[row];
   }
   const Mat& o = p.out;
   const int64_t at = row * o.row_stride + col;
@@ -180,6 +178,14 @@ __device__ __forceinline__ void tc_store8(const TcParams& p, const TcJob& j, int
   }
   for (int i = 0; i < 8 && col + i < p.n; ++i) mat_store(o, row, col + i, v[i] * scale);
 }
+
+// The kernel and its launcher have internal linkage (an unnamed namespace in
+// this header): each .cu file that includes it gets its own kernel and its
+// own "opted in" flag.  With external linkage the flag of the inline launcher
+// was shared between k_gemm_tc.cu and k_moe_grouped.cu while each file
+// launched its own copy of the kernel, so the second file's copy never got
+// the 72 KiB shared-memory opt-in (device run 2: cudaErrorInvalidValue).
+namespace {
 
 // kFast: every weight is FP4 with 16-byte loads, x allows 16-byte loads and
 // K is a multiple of 32 (all of Gemma-4's shapes): the lean loads below,
@@ -355,5 +361,7 @@ int launch_gemm_tc(cudaStream_t st, dim3 grid, const TcParams& p) {
   gemm_tc_kernel<kGlu, kFast><<<grid, kTcThreads, kSmem, st>>>(p);
   return last_error();
 }
+
+}  // namespace
 
 }  // namespace seatrt::cuda

@@ -16,12 +16,11 @@
 namespace seatrt::cuda {
 namespace {
 
-#ifndef SEATRT_MOE_PREGATHER
 constexpr int kGroupThreads = 1024;
 
 __global__ void __launch_bounds__(kGroupThreads)
-    moe_tiles_kernel(const int32_t* ids, int64_t assignments, int num_experts, int32_t* sorted, int32_t* inverse,
-                     TcTile* tiles, int32_t* num_tiles) {
+    moe_tiles_kernel(const int32_t* ids, int64_t assignments, int num_experts, int32_t* sorted, TcTile* tiles,
+                     int32_t* num_tiles) {
   extern __shared__ int32_t sm[];
   int32_t* count = sm;                  // [E]
   int32_t* cursor = sm + num_experts;   // [E]
@@ -40,26 +39,20 @@ __global__ void __launch_bounds__(kGroupThreads)
         tiles[n++] = TcTile{e, run + r, count[e] - r < kTcBM ? count[e] - r : kTcBM, 0};
       run += count[e];
     }
-    num_tiles[0] = n;
-    num_tiles[1] = run;  // valid assignments (ids in range)
+    *num_tiles = n;
   }
   __syncthreads();
   // The order within an expert depends on the atomics, but every row is
   // computed on its own and written back by assignment id: the result does not.
   for (int64_t i = threadIdx.x; i < assignments; i += blockDim.x) {
     const int e = ids[i];
-    if (e >= 0 && e < num_experts) {
-      const int32_t pos = atomicAdd(&cursor[e], 1);
-      sorted[pos] = static_cast<int32_t>(i);
-      if (inverse) inverse[i] = pos;
-    }
+    if (e >= 0 && e < num_experts) sorted[atomicAdd(&cursor[e], 1)] = static_cast<int32_t>(i);
   }
 }
-#endif
 
 // out[t, c] = sum_j y[t*k + j, c] over the token's valid slots, 4 columns per thread.
-__global__ void moe_sum4_kernel(const float* y, const int32_t* ids, const int32_t* inverse, int top_k, int num_experts,
-                                int64_t tokens, int64_t hidden, Mat out) {
+__global__ void moe_sum4_kernel(const float* y, const int32_t* ids, int top_k, int num_experts, int64_t tokens,
+                                int64_t hidden, Mat out) {
   const int64_t quads = hidden / 4, n = tokens * quads;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t t = i / quads, c = (i % quads) * 4;
@@ -67,8 +60,7 @@ __global__ void moe_sum4_kernel(const float* y, const int32_t* ids, const int32_
     for (int j = 0; j < top_k; ++j) {
       const int e = ids[t * top_k + j];
       if (e < 0 || e >= num_experts) continue;
-      const int64_t yr = inverse ? inverse[t * top_k + j] : t * top_k + j;
-      const float4 v = *reinterpret_cast<const float4*>(y + yr * hidden + c);
+      const float4 v = *reinterpret_cast<const float4*>(y + (t * top_k + j) * hidden + c);
       s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
     }
     mat_store(out, t, c, s.x);
@@ -78,68 +70,16 @@ __global__ void moe_sum4_kernel(const float* y, const int32_t* ids, const int32_
   }
 }
 
-#ifdef SEATRT_MOE_PREGATHER
-// Grouping over many blocks: per-block histograms added into global counts,
-// one small block for offsets and tiles, then a scatter with global atomics.
-__global__ void moe_count_kernel(const int32_t* ids, int64_t assignments, int num_experts, int32_t* counts) {
-  extern __shared__ int32_t hist[];
-  for (int e = threadIdx.x; e < num_experts; e += blockDim.x) hist[e] = 0;
-  __syncthreads();
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < assignments; i += int64_t(gridDim.x) * blockDim.x) {
-    const int e = ids[i];
-    if (e >= 0 && e < num_experts) atomicAdd(&hist[e], 1);
-  }
-  __syncthreads();
-  for (int e = threadIdx.x; e < num_experts; e += blockDim.x)
-    if (hist[e]) atomicAdd(&counts[e], hist[e]);
-}
-__global__ void moe_plan_kernel(const int32_t* counts, int num_experts, int32_t* cursor, TcTile* tiles, int32_t* num_tiles) {
-  if (threadIdx.x != 0) return;
-  int32_t run = 0, n = 0;
-  for (int e = 0; e < num_experts; ++e) {
-    cursor[e] = run;
-    for (int32_t r = 0; r < counts[e]; r += kTcBM)
-      tiles[n++] = TcTile{e, run + r, counts[e] - r < kTcBM ? counts[e] - r : kTcBM, 0};
-    run += counts[e];
-  }
-  num_tiles[0] = n;
-  num_tiles[1] = run;
-}
-__global__ void moe_scatter_kernel(const int32_t* ids, int64_t assignments, int num_experts, int32_t* cursor,
-                                   int32_t* sorted, int32_t* inverse) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < assignments; i += int64_t(gridDim.x) * blockDim.x) {
-    const int e = ids[i];
-    if (e >= 0 && e < num_experts) {
-      const int32_t pos = atomicAdd(&cursor[e], 1);
-      sorted[pos] = static_cast<int32_t>(i);
-      inverse[i] = pos;
-    }
-  }
-}
-
-// xs[pos] = x[sorted[pos] / top_k] for the valid positions: the gate/up GEMM
-// then reads contiguous rows (an experiment against the gathered A loads).
-__global__ void moe_gather_kernel(const __nv_bfloat16* x, int64_t x_stride, const int32_t* sorted,
-                                  const int32_t* valid, int top_k, int64_t hidden, __nv_bfloat16* xs) {
-  const int64_t chunks = hidden / 8, n = int64_t(*valid) * chunks;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t pos = i / chunks, c = (i % chunks) * 8;
-    const int64_t row = sorted[pos] / top_k;
-    *reinterpret_cast<uint4*>(xs + pos * hidden + c) = *reinterpret_cast<const uint4*>(x + row * x_stride + c);
-  }
-}
-#endif
-
 // Same for a hidden size that is not a multiple of 4.
-__global__ void moe_sum1_kernel(const float* y, const int32_t* ids, const int32_t* inverse, int top_k, int num_experts,
-                                int64_t tokens, int64_t hidden, Mat out) {
+__global__ void moe_sum1_kernel(const float* y, const int32_t* ids, int top_k, int num_experts, int64_t tokens,
+                                int64_t hidden, Mat out) {
   const int64_t n = tokens * hidden;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t t = i / hidden, c = i % hidden;
     float s = 0.0f;
     for (int j = 0; j < top_k; ++j) {
       const int e = ids[t * top_k + j];
-      if (e >= 0 && e < num_experts) s += y[(inverse ? inverse[t * top_k + j] : t * top_k + j) * hidden + c];
+      if (e >= 0 && e < num_experts) s += y[(t * top_k + j) * hidden + c];
     }
     mat_store(out, t, c, s);
   }
@@ -147,14 +87,10 @@ __global__ void moe_sum1_kernel(const float* y, const int32_t* ids, const int32_
 
 struct Workspace {
   int32_t* sorted;
-  int32_t* inverse;  // SEATRT_MOE_PREGATHER only: sorted position of each assignment
   TcTile* tiles;
   int32_t* num_tiles;
   __nv_bfloat16* h;
   float* y;
-  __nv_bfloat16* xs;  // SEATRT_MOE_PREGATHER only
-  int32_t* counts;    // SEATRT_MOE_PREGATHER only: [E]
-  int32_t* cursor;    // SEATRT_MOE_PREGATHER only: [E]
 };
 
 size_t align256(size_t b) { return (b + 255) / 256 * 256; }
@@ -169,14 +105,10 @@ Workspace carve(const MoeProblem& p, void* base) {
   char* c = static_cast<char*>(base);
   Workspace w{};
   w.sorted = reinterpret_cast<int32_t*>(c); c += align256(sizeof(int32_t) * A);
-  w.inverse = reinterpret_cast<int32_t*>(c); c += align256(sizeof(int32_t) * A);
   w.tiles = reinterpret_cast<TcTile*>(c); c += align256(sizeof(TcTile) * max_tiles(p));
   w.num_tiles = reinterpret_cast<int32_t*>(c); c += 256;
   w.h = reinterpret_cast<__nv_bfloat16*>(c); c += align256(2 * A * static_cast<size_t>(p.intermediate));
-  w.y = reinterpret_cast<float*>(c); c += align256(4 * A * static_cast<size_t>(p.hidden));
-  w.xs = reinterpret_cast<__nv_bfloat16*>(c); c += align256(2 * A * static_cast<size_t>(p.hidden));
-  w.counts = reinterpret_cast<int32_t*>(c); c += align256(sizeof(int32_t) * static_cast<size_t>(p.num_experts));
-  w.cursor = reinterpret_cast<int32_t*>(c);
+  w.y = reinterpret_cast<float*>(c);
   return w;
 }
 
@@ -190,12 +122,8 @@ bool moe_fast_weights(const WeightRef* host_refs, size_t count) {
 
 size_t moe_grouped_workspace_bytes(const MoeProblem& p) {
   const size_t A = static_cast<size_t>(p.tokens) * static_cast<size_t>(p.top_k);
-  return 2 * align256(sizeof(int32_t) * A) + align256(sizeof(TcTile) * max_tiles(p)) + 256 +
-         align256(2 * A * static_cast<size_t>(p.intermediate)) + align256(4 * A * static_cast<size_t>(p.hidden))
-#ifdef SEATRT_MOE_PREGATHER
-         + align256(2 * A * static_cast<size_t>(p.hidden)) + 2 * align256(sizeof(int32_t) * static_cast<size_t>(p.num_experts))
-#endif
-      ;
+  return align256(sizeof(int32_t) * A) + align256(sizeof(TcTile) * max_tiles(p)) + 256 +
+         align256(2 * A * static_cast<size_t>(p.intermediate)) + align256(4 * A * static_cast<size_t>(p.hidden));
 }
 
 int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast_weights) {
@@ -203,22 +131,8 @@ int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast
   cudaStream_t st = cudaStream_t(s);
   const Workspace ws = carve(p, workspace);
   const int64_t A = p.tokens * p.top_k;
-#ifdef SEATRT_MOE_PREGATHER
-  int32_t* inverse = ws.inverse;
-  {
-    int64_t gb = ceil_div(A, 256);
-    if (gb > 1024) gb = 1024;
-    if (cudaError_t e = cudaMemsetAsync(ws.counts, 0, sizeof(int32_t) * size_t(p.num_experts), st)) return int(e);
-    moe_count_kernel<<<static_cast<unsigned>(gb), 256, sizeof(int32_t) * size_t(p.num_experts), st>>>(p.ids, A, p.num_experts,
-                                                                                                     ws.counts);
-    moe_plan_kernel<<<1, 32, 0, st>>>(ws.counts, p.num_experts, ws.cursor, ws.tiles, ws.num_tiles);
-    moe_scatter_kernel<<<static_cast<unsigned>(gb), 256, 0, st>>>(p.ids, A, p.num_experts, ws.cursor, ws.sorted, inverse);
-  }
-#else
-  int32_t* inverse = nullptr;
   moe_tiles_kernel<<<1, kGroupThreads, sizeof(int32_t) * 2 * size_t(p.num_experts), st>>>(
-      p.ids, A, p.num_experts, ws.sorted, inverse, ws.tiles, ws.num_tiles);
-#endif
+      p.ids, A, p.num_experts, ws.sorted, ws.tiles, ws.num_tiles);
   if (int e = last_error()) return e;
   const unsigned tiles = static_cast<unsigned>(max_tiles(p));
   const bool x_vec = (reinterpret_cast<uintptr_t>(p.x.data) % 16) == 0 && (p.x.row_stride * 2) % 16 == 0;
@@ -239,17 +153,6 @@ int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast
   g.x_vec = x_vec;
   g.w_vec = p.vec;
   const bool fast = fast_weights && p.vec && x_vec && p.hidden % 32 == 0 && p.intermediate % 32 == 0;
-#ifdef SEATRT_MOE_PREGATHER
-  if (fast) {
-    int64_t gb = ceil_div(A * (p.hidden / 8), 256);
-    if (gb > 1 << 20) gb = 1 << 20;
-    moe_gather_kernel<<<static_cast<unsigned>(gb), 256, 0, st>>>(static_cast<const __nv_bfloat16*>(p.x.data), p.x.row_stride,
-                                                               ws.sorted, ws.num_tiles + 1, p.top_k, p.hidden, ws.xs);
-    if (int e = last_error()) return e;
-    g.x = Mat{ws.xs, SEATRT_DTYPE_BF16, A, p.hidden, p.hidden};
-    g.sorted = nullptr;
-  }
-#endif
   const dim3 grid_gu(static_cast<unsigned>(ceil_div(p.intermediate, kTcBN / 2)), tiles);
   if (int e = fast ? launch_gemm_tc<true, true>(st, grid_gu, g) : launch_gemm_tc<true, false>(st, grid_gu, g)) return e;
 
@@ -264,7 +167,6 @@ int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast
   d.num_tiles = ws.num_tiles;
   d.sorted = ws.sorted;
   d.row_weight = p.weights;
-  d.scatter_out = inverse == nullptr;
   d.x_vec = (p.intermediate * 2) % 16 == 0;
   d.w_vec = p.vec;
   const dim3 grid_d(static_cast<unsigned>(ceil_div(p.hidden, kTcBN)), tiles);
@@ -274,10 +176,10 @@ int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast
   int64_t blocks = ceil_div(p.tokens * (quads ? p.hidden / 4 : p.hidden), 256);
   if (blocks > 1 << 20) blocks = 1 << 20;
   if (quads)
-    moe_sum4_kernel<<<static_cast<unsigned>(blocks), 256, 0, st>>>(ws.y, p.ids, inverse, p.top_k, p.num_experts, p.tokens,
+    moe_sum4_kernel<<<static_cast<unsigned>(blocks), 256, 0, st>>>(ws.y, p.ids, p.top_k, p.num_experts, p.tokens,
                                                                    p.hidden, p.out);
   else
-    moe_sum1_kernel<<<static_cast<unsigned>(blocks), 256, 0, st>>>(ws.y, p.ids, inverse, p.top_k, p.num_experts, p.tokens,
+    moe_sum1_kernel<<<static_cast<unsigned>(blocks), 256, 0, st>>>(ws.y, p.ids, p.top_k, p.num_experts, p.tokens,
                                                                    p.hidden, p.out);
   return last_error();
 }
