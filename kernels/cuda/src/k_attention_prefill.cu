@@ -111,15 +111,19 @@ __device__ __forceinline__ uint4 raw8(const unsigned char* src, int32_t dtype) {
 }
 
 // Row tiles: (sequence, first global row, rows), up to kFaRows rows each.
-__global__ void fa_tiles_kernel(const int32_t* query_start, int num_seqs, int4* tiles, int32_t* num_tiles) {
+// Rows are clamped to [0, rows) and the list to `capacity`, so a malformed
+// query_start cannot make the attention kernel read or write outside q/out.
+__global__ void fa_tiles_kernel(const int32_t* query_start, int num_seqs, int64_t rows, int64_t capacity, int4* tiles,
+                                int32_t* num_tiles) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
-  int32_t n = 0;
-  for (int s = 0; s < num_seqs; ++s)
-    for (int32_t r = query_start[s]; r < query_start[s + 1]; r += kFaRows) {
-      const int32_t left = query_start[s + 1] - r;
-      tiles[n++] = make_int4(s, r, left < kFaRows ? left : kFaRows, 0);
-    }
-  *num_tiles = n;
+  int64_t n = 0;
+  for (int s = 0; s < num_seqs; ++s) {
+    const int64_t lo = query_start[s] > 0 ? query_start[s] : 0;
+    const int64_t hi = query_start[s + 1] < rows ? query_start[s + 1] : rows;
+    for (int64_t r = lo; r < hi && n < capacity; r += kFaRows)
+      tiles[n++] = make_int4(s, static_cast<int32_t>(r), static_cast<int32_t>(hi - r < kFaRows ? hi - r : kFaRows), 0);
+  }
+  *num_tiles = static_cast<int32_t>(n);
 }
 
 template <int D>
@@ -163,7 +167,10 @@ __global__ void __launch_bounds__(kFaThreads, 1)
   }
   if (t < kFaRows) { row_m[t] = -INFINITY; row_l[t] = 0.0f; }
 
-  const int64_t last = pos0 + rows - 1;  // the last position any row sees
+  // The last key any row sees; keys past the block table are unmapped, so a
+  // malformed seq_lens cannot make the walk longer than the table.
+  int64_t last = pos0 + rows - 1;
+  if (last > p.max_blocks_per_seq * p.block_size - 1) last = p.max_blocks_per_seq * p.block_size - 1;
   int64_t first = 0;
   if (p.window > 0 && pos0 - p.window + 1 > 0) first = pos0 - p.window + 1;
 
@@ -198,7 +205,7 @@ __global__ void __launch_bounds__(kFaThreads, 1)
     }
     cp_async_commit();
   };
-  if (prefetch) issue(first);
+  if (prefetch && first <= last) issue(first);
 
   for (int64_t j0 = first; j0 <= last; j0 += kFaKeys) {
     if (prefetch) cp_async_wait_all();
@@ -356,9 +363,9 @@ int launch_attention_prefill(Stream s, const AttentionProblem& p, void* workspac
   cudaStream_t st = cudaStream_t(s);
   auto* num_tiles = static_cast<int32_t*>(workspace);
   auto* tiles = reinterpret_cast<int4*>(static_cast<char*>(workspace) + 256);
-  fa_tiles_kernel<<<1, 32, 0, st>>>(p.query_start, p.num_seqs, tiles, num_tiles);
-  if (int e = last_error()) return e;
   const unsigned max_tiles = static_cast<unsigned>(ceil_div(p.q.d0, kFaRows) + p.num_seqs);
+  fa_tiles_kernel<<<1, 32, 0, st>>>(p.query_start, p.num_seqs, p.q.d0, max_tiles, tiles, num_tiles);
+  if (int e = last_error()) return e;
   if (p.q.d2 == 128) return launch_fa<128>(st, p, tiles, num_tiles, max_tiles);
   if (p.q.d2 == 256) return launch_fa<256>(st, p, tiles, num_tiles, max_tiles);
   return launch_fa<512>(st, p, tiles, num_tiles, max_tiles);
