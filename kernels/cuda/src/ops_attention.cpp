@@ -2,6 +2,7 @@
 #include <cmath>
 #include <string>
 
+#include "attention_decode.hpp"
 #include "context.hpp"
 #include "ops.hpp"
 #include "prefill.hpp"
@@ -131,6 +132,14 @@ void attention(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_attenti
   if (attention_prefill_supported(p, a.max_query_len)) {
     check(launch_attention_prefill(s, p, scratch(ctx, s, attention_prefill_workspace_bytes(p))),
           "attention launch (prefill)");
+    return;
+  }
+  // Decode batches (one row per sequence): the grouped split-K kernel.
+  if (attention_decode_supported(p, a.max_query_len)) {
+    const int splits = attention_decode_splits(p, a.max_seq_len);
+    const size_t bytes = attention_decode_workspace_bytes(p, splits);
+    float* ws = bytes ? static_cast<float*>(scratch(ctx, s, bytes)) : nullptr;
+    check(launch_attention_decode(s, p, splits, ws), "attention launch (decode)");
     return;
   }
   const int splits = attention_splits(p, a.max_seq_len);
