@@ -4,26 +4,14 @@
 #include <bit>
 #include <stdexcept>
 
+#include "seatrt/cpp/tensor.hpp"
+
 namespace seatrt::engine {
 
 namespace {
 
 seatrt_tensor make_tensor(seatrt_dtype dtype, void* data, std::initializer_list<int64_t> shape, int32_t device_kind) {
-  seatrt_tensor t{};
-  t.struct_size = sizeof t;
-  t.dtype = dtype;
-  t.data = data;
-  t.ndim = static_cast<int32_t>(shape.size());
-  int64_t stride = 1;
-  std::vector<int64_t> dims(shape);
-  for (int i = t.ndim - 1; i >= 0; --i) {
-    t.shape[i] = dims[static_cast<size_t>(i)];
-    t.strides[i] = stride;
-    stride *= dims[static_cast<size_t>(i)];
-  }
-  t.device.kind = device_kind;
-  t.device.index = 0;
-  return t;
+  return sdk::contiguous_tensor(data, dtype, shape, device_kind);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <map>
 #include <vector>
 
+#include "seatrt/cpp/tensor.hpp"
 #include "seatrt/host/plugin_registry.hpp"
 #include "seatrt/host/status.hpp"
 
@@ -16,20 +17,7 @@ namespace {
 
 seatrt_tensor f32_tensor(void* data, std::initializer_list<int64_t> shape, int32_t device_kind,
                          int device) {
-  seatrt_tensor t{};
-  t.struct_size = sizeof t;
-  t.dtype = SEATRT_DTYPE_F32;
-  t.data = data;
-  t.ndim = static_cast<int32_t>(shape.size());
-  int i = 0;
-  for (int64_t d : shape) t.shape[i++] = d;
-  int64_t stride = 1;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    t.strides[d] = stride;
-    stride *= t.shape[d];
-  }
-  t.device = {device_kind, device_kind == SEATRT_DEVICE_CPU ? 0 : device};
-  return t;
+  return sdk::contiguous_tensor(data, SEATRT_DTYPE_F32, shape, device_kind, device_kind == SEATRT_DEVICE_CPU ? 0 : device);
 }
 
 // Device buffers made through the dispatch table, freed on scope exit.

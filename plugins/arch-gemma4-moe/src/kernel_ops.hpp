@@ -6,26 +6,14 @@
 #include <initializer_list>
 
 #include "seatrt/cpp/plugin.hpp"
+#include "seatrt/cpp/tensor.hpp"
 #include "seatrt/seatrt.h"
 
 namespace seatrt::gemma4 {
 
 // A contiguous view of `data` with the given shape.
 inline seatrt_tensor view(void* data, int32_t dtype, std::initializer_list<int64_t> shape, int32_t device_kind) {
-  seatrt_tensor t{};
-  t.struct_size = sizeof(seatrt_tensor);
-  t.dtype = dtype;
-  t.data = data;
-  t.ndim = static_cast<int32_t>(shape.size());
-  int i = 0;
-  for (int64_t d : shape) t.shape[i++] = d;
-  int64_t stride = 1;
-  for (int j = t.ndim - 1; j >= 0; --j) {
-    t.strides[j] = stride;
-    stride *= t.shape[j];
-  }
-  t.device = seatrt_device{device_kind, 0};
-  return t;
+  return sdk::contiguous_tensor(data, dtype, shape, device_kind);
 }
 
 class Ops {

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <string>
 
+#include "seatrt/cpp/tensor.hpp"
 #include "seatrt/model/status.hpp"
 
 namespace seatrt::model {
@@ -11,20 +12,7 @@ namespace seatrt::model {
 namespace {
 
 seatrt_tensor make_tensor(int32_t dtype, void* data, std::initializer_list<int64_t> shape, int32_t device_kind) {
-  seatrt_tensor t{};
-  t.struct_size = sizeof(seatrt_tensor);
-  t.dtype = dtype;
-  t.data = data;
-  t.ndim = static_cast<int32_t>(shape.size());
-  int i = 0;
-  for (int64_t d : shape) t.shape[i++] = d;
-  int64_t stride = 1;
-  for (int j = t.ndim - 1; j >= 0; --j) {
-    t.strides[j] = stride;
-    stride *= t.shape[j];
-  }
-  t.device = seatrt_device{device_kind, 0};
-  return t;
+  return sdk::contiguous_tensor(data, dtype, shape, device_kind);
 }
 
 }  // namespace
