@@ -1,7 +1,8 @@
-// Paged KV cache: kv_store and attention (decode and prefill share one
-// kernel).  One block of 4 warps per (query row, q head); the warps take
+// Paged KV cache: kv_store and attention.  The general kernel (mixed
+// batches the prefill kernel does not take): one block of kWarps warps per
+// (query row, q head, split); the warps take
 // keys round-robin, each keeps an online softmax (running max, sum and
-// weighted V in fp32) and the four partial states are merged at the end.
+// weighted V in fp32) and the warps' states are merged at the end.
 // A lane holds DPL consecutive elements of the head dim (D <= 32 * DPL).
 #include "attention_decode.hpp"
 #include "device_common.cuh"
@@ -228,8 +229,15 @@ int launch_attention(Stream s, const AttentionProblem& p, int splits, float* wor
 // (one split) or its partial state for attention_decode_combine.
 namespace {
 
+// Tuning knobs, overridable at build time for benchmarking variants.
+#ifndef SEATRT_DECODE_TARGET_BLOCKS
+#define SEATRT_DECODE_TARGET_BLOCKS (132 * 4)  // H200: 132 SMs, 4 blocks of <= 128 registers resident each
+#endif
+#ifndef SEATRT_DECODE_LOADS
+#define SEATRT_DECODE_LOADS 4  // 16-byte K loads in flight per lane per step (as many for V)
+#endif
 constexpr int kDecodeWarps = 4;
-constexpr int kDecodeTargetBlocks = 132 * 4;  // H200: 132 SMs, ~4 blocks resident each
+constexpr int kDecodeTargetBlocks = SEATRT_DECODE_TARGET_BLOCKS;
 constexpr int kDecodeMaxSplits = 256;
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -243,7 +251,7 @@ struct DecodeShape {
     s.lanes = s.chunks < 32 ? s.chunks : 32;           // lanes sharing one key
     s.cpl = s.chunks / s.lanes;                        // chunks per lane per key
     s.groups = 32 / s.lanes;                           // keys per warp load
-    s.unroll = 4 / s.cpl;                              // key loads in flight per lane
+    s.unroll = SEATRT_DECODE_LOADS / s.cpl;            // key loads in flight per lane
     s.tile = s.unroll * s.groups;                      // keys per warp step
     return s;
   }
@@ -300,6 +308,9 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
     attention_decode_kernel(AttentionProblem p, int min_chunk, float* partial) {
   constexpr DecodeShape S = DecodeShape::of(FP8, D);
   constexpr int L = S.lanes, CPL = S.cpl, U = S.unroll, EPC = S.epc, E = CPL * EPC;
+  // The merge buffers below hold every lane group's state of every head.
+  static_assert(kDecodeWarps * 32 * HG * E <= 4096 && kDecodeWarps * 32 * HG / L <= 64, "merge buffers too small");
+  static_assert(U >= 1 && L >= 8, "unsupported decode shape");
   const int seq = static_cast<int>(blockIdx.x), kvh = static_cast<int>(blockIdx.y);
   const int split = static_cast<int>(blockIdx.z), splits = static_cast<int>(gridDim.z);
   const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
@@ -498,8 +509,8 @@ __global__ void attention_decode_combine(AttentionProblem p, const float* partia
 int decode_group(const AttentionProblem& p) { return static_cast<int>(p.q.d1 / p.kv_heads); }
 int decode_hg(int group) { return group == 1 ? 1 : 2; }
 
-// The fewest keys per split: one tile per warp, and at least a quarter as
-// many key bytes as the split's partial state.
+// The fewest keys per split: one tile per warp, and at least as many key
+// bytes as the split's partial state (G x D floats, written and read back).
 int decode_min_chunk(const AttentionProblem& p) {
   const bool fp8 = p.cache_dtype == SEATRT_DTYPE_F8_E4M3;
   const DecodeShape s = DecodeShape::of(fp8, static_cast<int>(p.q.d2));
@@ -530,7 +541,7 @@ bool attention_decode_supported(const AttentionProblem& p, int32_t max_query_len
   if (max_query_len != 1 || p.q.d0 != p.num_seqs || p.num_seqs < 1) return false;
   if (p.cache_dtype != SEATRT_DTYPE_F8_E4M3 && p.cache_dtype != SEATRT_DTYPE_BF16) return false;
   if (p.q.d2 != 128 && p.q.d2 != 256 && p.q.d2 != 512) return false;
-  if (p.num_seqs > 2147483647 || p.kv_heads > 65535 || p.kv_heads < 1) return false;
+  if (p.kv_heads > 65535 || p.kv_heads < 1) return false;  // grid.y
   const int64_t group = p.q.d1 / p.kv_heads;
   return group == 1 || group == 2 || group == 4 || group == 8;
 }
@@ -539,7 +550,9 @@ int attention_decode_splits(const AttentionProblem& p, int32_t max_seq_len) {
   const int64_t base = int64_t(p.num_seqs) * p.kv_heads;
   int64_t range = max_seq_len > 0 ? max_seq_len : 1;
   if (p.window > 0 && range > p.window) range = p.window;
-  int64_t splits = (kDecodeTargetBlocks + base - 1) / base;
+  // Rounded down: whole waves of resident blocks (a 1.2-wave grid idles
+  // most of the GPU during its second wave).
+  int64_t splits = kDecodeTargetBlocks / base;
   const int64_t by_range = (range + decode_min_chunk(p) - 1) / decode_min_chunk(p);
   if (splits > by_range) splits = by_range;
   if (splits > kDecodeMaxSplits) splits = kDecodeMaxSplits;
