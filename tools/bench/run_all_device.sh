@@ -1,0 +1,48 @@
+#!/bin/bash
+# Issue 7 on the device machine (one H200), in one call, from the repository
+# root, with the carry made by tools/bench/make_all_carry.sh ($1, default
+# build-e2e/carry):
+#   1. GPU tests: every CUDA op against the CPU provider (seatrt_cuda_tests);
+#   2. the conformance tool, CUDA candidate against the CPU reference;
+#   3. end to end on the tiny fixtures against the HF reference, and the
+#      server's engine on CUDA (batched greedy, eager and from graphs);
+#   4. tools/bench/run_serve_device.sh: copy bandwidth, the HF floor, the
+#      full-size synthetic checkpoint served by `seatrt serve`, decode sweep,
+#      prefill lengths, the report with each byte limit.
+# Limits (seconds) from the environment: TESTS_LIMIT, CONF_LIMIT, E2E_LIMIT;
+# the serve step takes TOTAL_LIMIT and the rest of run_serve_device.sh's.
+set -u
+c=${1:-build-e2e/carry}
+out=${OUT:-/tmp}
+export SEATRT_CUDA_PLUGIN=$c/plugins/libseatrt_kernels_cuda.so SEATRT_CPU_PLUGIN=$c/plugins/libseatrt_kernels_cpu.so
+export SEATRT_TEST_PLUGIN_DIR=$c/plugins SEATRT_TEST_FIXTURES_DIR=$PWD/tests/fixtures
+export LD_LIBRARY_PATH=$c/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+t0=$(date +%s)
+stamp() { echo "== $1 (t=$(( $(date +%s) - t0 )) s)"; }
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader
+date -u
+summary=()
+
+stamp "1. GPU op tests (CUDA vs CPU)"
+timeout "${TESTS_LIMIT:-150}" "$c/bin/seatrt_cuda_tests" > "$out/cuda_tests.log" 2>&1
+rc=$?; tail -4 "$out/cuda_tests.log"; grep -B2 -A12 "FAILED:" "$out/cuda_tests.log" | head -60
+summary+=("cuda op tests: exit $rc, $(tail -2 "$out/cuda_tests.log" | tr '\n' ' ')")
+
+if [ -x "$c/bin/seatrt-conformance" ] && [ "${CONF_LIMIT:-40}" -gt 0 ]; then
+  stamp "2. conformance: cuda vs cpu"
+  timeout "${CONF_LIMIT:-40}" "$c/bin/seatrt-conformance" --candidate "$SEATRT_CUDA_PLUGIN" \
+    --reference "$SEATRT_CPU_PLUGIN" > "$out/conformance.log" 2>&1
+  rc=$?; tail -6 "$out/conformance.log"
+  summary+=("conformance: exit $rc, $(tail -1 "$out/conformance.log")")
+fi
+
+stamp "3. fixtures and engine end to end"
+timeout "${E2E_LIMIT:-90}" "$c/bin/seatrt_cuda_e2e_tests" -s > "$out/e2e.log" 2>&1
+rc=$?; grep -E "engine on cuda|cuda .*(MoE|dense)|passed|failed|FAILED" "$out/e2e.log" | tail -20
+grep -B2 -A14 "FAILED:" "$out/e2e.log" | head -60
+summary+=("e2e: exit $rc, $(tail -2 "$out/e2e.log" | tr '\n' ' ')")
+
+stamp "4. server benchmark"
+bash tools/bench/run_serve_device.sh "$c"
+stamp "done"
+printf '%s\n' "${summary[@]}"
