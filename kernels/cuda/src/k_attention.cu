@@ -259,7 +259,7 @@ struct DecodeShape {
 
 // 16 bytes of cache as floats (unscaled).
 template <bool FP8>
-__device__ __forceinline__ void chunk_to_float(const uint4& u, float* f) {
+__device__ __forceinline__ void chunk_to_float(uint4 u, float* f) {
   const uint32_t w[4] = {u.x, u.y, u.z, u.w};
   if constexpr (FP8) {
 #pragma unroll
@@ -352,6 +352,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
   const uint4* kbase = static_cast<const uint4*>(p.k_cache);
   const uint4* vbase = static_cast<const uint4*>(p.v_cache);
   const bool one_tensor = p.v_cache == p.k_cache;
+  const auto block_size = static_cast<uint32_t>(p.block_size);
   for (int64_t tile0 = begin + int64_t(kp) * S.tile; tile0 <= end; tile0 += int64_t(nkp) * S.tile) {
     // Row offsets (in chunks) of this lane group's U keys; -1: past the end or unmapped.
     int64_t row[U];
@@ -359,10 +360,12 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
     for (int u = 0; u < U; ++u) {
       const int64_t j = tile0 + u * S.groups + grp;
       row[u] = -1;
-      if (j <= end && j / p.block_size < p.max_blocks_per_seq) {
-        const int32_t b = table[j / p.block_size];
-        if (b >= 0 && b < p.num_blocks)
-          row[u] = ((int64_t(b) * p.block_size + j % p.block_size) * p.kv_heads + kvh) * S.chunks;
+      // 32-bit division: positions come from I32 seq_lens (64-bit division
+      // is a long subroutine, paid per key).
+      const uint32_t ju = static_cast<uint32_t>(j), bi = ju / block_size, off = ju - bi * block_size;
+      if (j <= end && bi < p.max_blocks_per_seq) {
+        const int32_t b = table[bi];
+        if (b >= 0 && b < p.num_blocks) row[u] = ((int64_t(b) * block_size + off) * p.kv_heads + kvh) * S.chunks;
       }
     }
     uint4 kr[U][CPL], vr[U][CPL];
@@ -370,7 +373,14 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
     for (int u = 0; u < U; ++u)
 #pragma unroll
       for (int c = 0; c < CPL; ++c) kr[u][c] = __ldg(kbase + (row[u] < 0 ? 0 : row[u]) + li + c * L);
-    if (!one_tensor) {
+    // Constant indices only: a select between the two arrays by reference
+    // would put them in local memory.
+    if (one_tensor) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int c = 0; c < CPL; ++c) vr[u][c] = kr[u][c];
+    } else {
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
@@ -426,7 +436,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
     for (int u = 0; u < U; ++u) {
       float vf[E];
 #pragma unroll
-      for (int c = 0; c < CPL; ++c) chunk_to_float<FP8>(one_tensor ? kr[u][c] : vr[u][c], vf + c * EPC);
+      for (int c = 0; c < CPL; ++c) chunk_to_float<FP8>(vr[u][c], vf + c * EPC);
 #pragma unroll
       for (int g = 0; g < HG; ++g)
 #pragma unroll
@@ -480,28 +490,35 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
 }
 
 // Merges the active splits of one (sequence, q head); a split whose keys
-// were all unmapped has max -inf and is skipped.
-__global__ void attention_decode_combine(AttentionProblem p, const float* partial, int splits, int min_chunk) {
+// were all unmapped has max -inf and weight 0.  The splits' weights go to
+// shared memory first, so the output loop's loads are independent of each
+// other (several in flight) instead of a chain through the running max.
+__global__ void __launch_bounds__(128) attention_decode_combine(AttentionProblem p, const float* partial, int splits, int min_chunk) {
+  __shared__ float weight[kDecodeMaxSplits];
+  __shared__ float reduce[32];
   const int seq = static_cast<int>(blockIdx.x), qh = static_cast<int>(blockIdx.y);
-  const int64_t dim = p.q.d2;
+  const int tid = static_cast<int>(threadIdx.x), threads = static_cast<int>(blockDim.x);
+  const int64_t dim = p.q.d2, stride = dim + 2;
   const DecodeRange r = decode_range(p, seq, splits, min_chunk);
   if (r.row < 0) return;
-  const int64_t active = r.active < splits ? r.active : splits;
-  const float* part = partial + (int64_t(seq) * p.q.d1 + qh) * splits * (dim + 2);
+  const int active = static_cast<int>(r.active < splits ? r.active : splits);
+  const float* part = partial + (int64_t(seq) * p.q.d1 + qh) * splits * stride;
   float gm = -INFINITY;
-  for (int64_t s = 0; s < active; ++s) gm = fmaxf(gm, part[s * (dim + 2)]);
+  for (int s = tid; s < active; s += threads) gm = fmaxf(gm, part[s * stride]);
+  gm = block_max(gm, reduce);
   float gl = 0.0f;
-  for (int64_t s = 0; s < active; ++s) {
-    const float ms = part[s * (dim + 2)];
-    if (ms != -INFINITY) gl += part[s * (dim + 2) + 1] * exp2f(ms - gm);
+  for (int s = tid; s < active; s += threads) {
+    const float ms = part[s * stride];
+    const float w = ms == -INFINITY ? 0.0f : exp2f(ms - gm);
+    weight[s] = w;
+    gl += w * part[s * stride + 1];
   }
+  gl = block_sum(gl, reduce);  // its barriers also publish weight[]
   const float inv = gl > 0.0f ? 1.0f / gl : 0.0f;
-  for (int64_t d = threadIdx.x; d < dim; d += blockDim.x) {
+  for (int64_t d = tid; d < dim; d += threads) {
     float o = 0.0f;
-    for (int64_t s = 0; s < active; ++s) {
-      const float ms = part[s * (dim + 2)];
-      if (ms != -INFINITY) o += part[s * (dim + 2) + 2 + d] * exp2f(ms - gm);
-    }
+#pragma unroll 8
+    for (int s = 0; s < active; ++s) o = fmaf(part[s * stride + 2 + d], weight[s], o);
     store_from_float(p.out.data, p.out.dtype, r.row * p.out.s0 + qh * p.out.s1 + d, o * inv);
   }
 }
