@@ -98,8 +98,10 @@ KernelDispatch::KernelDispatch(KernelProvider primary, KernelProvider fallback)
       sources_.push_back({op, required ? "" : "-"});  // "-": optional, absent
     }
   };
-  // Operations: primary, else the same-device fallback.
-  auto operation = [&](const char* op, auto member, auto via_primary, auto via_fallback) {
+  // Operations: primary, else the same-device fallback.  Optional ones (the
+  // ABI 1.1 fused ops, which callers replace by the unfused sequence) stay
+  // NULL without being reported missing when neither provider has them.
+  auto operation = [&](const char* op, bool required, auto member, auto via_primary, auto via_fallback) {
     if (impl_->primary.*member) {
       t.*member = via_primary;
       sources_.push_back({op, primary.name});
@@ -108,13 +110,13 @@ KernelDispatch::KernelDispatch(KernelProvider primary, KernelProvider fallback)
       impl_->uses_fallback = true;
       sources_.push_back({op, fallback.name});
     } else {
-      sources_.push_back({op, ""});
+      sources_.push_back({op, required ? "" : "-"});
     }
   };
 #define SEATRT_MANAGE(op, required) \
   primary_only(#op, required, &seatrt_kernel_api::op, &SlotOf<&seatrt_kernel_api::op>::primary<&seatrt_kernel_api::op>)
-#define SEATRT_OPERATION(op)                                                 \
-  operation(#op, &seatrt_kernel_api::op,                                     \
+#define SEATRT_OPERATION(op, required)                                       \
+  operation(#op, required, &seatrt_kernel_api::op,                           \
             &SlotOf<&seatrt_kernel_api::op>::primary<&seatrt_kernel_api::op>, \
             &SlotOf<&seatrt_kernel_api::op>::fallback<&seatrt_kernel_api::op>)
   SEATRT_MANAGE(alloc, true);
@@ -128,18 +130,20 @@ KernelDispatch::KernelDispatch(KernelProvider primary, KernelProvider fallback)
   SEATRT_MANAGE(weight_layouts, true);
   SEATRT_MANAGE(prepare_weight, false);
   SEATRT_MANAGE(release_weight, false);
-  SEATRT_OPERATION(elementwise);
-  SEATRT_OPERATION(embedding);
-  SEATRT_OPERATION(rms_norm);
-  SEATRT_OPERATION(linear);
-  SEATRT_OPERATION(glu);
-  SEATRT_OPERATION(rope);
-  SEATRT_OPERATION(kv_store);
-  SEATRT_OPERATION(attention);
-  SEATRT_OPERATION(router_topk);
-  SEATRT_OPERATION(moe);
-  SEATRT_OPERATION(gather_rows);
-  SEATRT_OPERATION(sample);
+  SEATRT_OPERATION(elementwise, true);
+  SEATRT_OPERATION(embedding, true);
+  SEATRT_OPERATION(rms_norm, true);
+  SEATRT_OPERATION(linear, true);
+  SEATRT_OPERATION(glu, true);
+  SEATRT_OPERATION(rope, true);
+  SEATRT_OPERATION(kv_store, true);
+  SEATRT_OPERATION(attention, true);
+  SEATRT_OPERATION(router_topk, true);
+  SEATRT_OPERATION(moe, true);
+  SEATRT_OPERATION(gather_rows, true);
+  SEATRT_OPERATION(sample, true);
+  SEATRT_OPERATION(add_rms_norm, false);   // ABI 1.1
+  SEATRT_OPERATION(rms_norm_rope, false);  // ABI 1.1
   SEATRT_MANAGE(graph_begin, false);
   SEATRT_MANAGE(graph_end, false);
   SEATRT_MANAGE(graph_launch, false);

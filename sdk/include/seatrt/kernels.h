@@ -278,6 +278,53 @@ typedef struct seatrt_sample_args {
   int32_t* non_finite;
 } seatrt_sample_args;
 
+/* ---------------------------------------------- fused norms (ABI 1.1) */
+
+/* Residual update with a normed branch, then optionally the norm of the
+ * updated residual (the norm/add/scale chains between a transformer's
+ * sublayers in one operation).  Per row, with rmsnorm(v) = v * (mean(v^2) +
+ * eps)^-1/2 exactly as rms_norm computes it (plain weight, no "1 + w"):
+ *   residual <- (residual + rmsnorm(x) * x_weight) * residual_scale
+ *   out      <- rmsnorm(residual) * out_weight        (only if out != NULL)
+ * in fp32, rounded once on each store, in this order (the same arithmetic
+ * as rms_norm, elementwise ADD, elementwise SCALE, rms_norm in sequence;
+ * residual_scale == 1 is an exact no-op).  A NULL weight = no gain.
+ * x, residual and out have one shape ([rows, N], leading axes are rows);
+ * weights are [N].  Dtypes: F32 and BF16 (as rms_norm).
+ * Aliasing: out may alias x (x is read completely before out is written);
+ * residual must not alias x or out; weights must not alias anything written.
+ * Tensors are read/written during the call (on `stream`); nothing is kept. */
+typedef struct seatrt_add_rms_norm_args {
+  uint32_t struct_size;
+  const seatrt_tensor* x;          /* the branch: [rows, N] */
+  const seatrt_tensor* x_weight;   /* [N] or NULL */
+  seatrt_tensor* residual;         /* [rows, N], read and written in place */
+  float eps;                       /* both norms, finite and >= 0 */
+  float residual_scale;            /* multiplies the updated residual; 1 = none */
+  const seatrt_tensor* out_weight; /* [N] or NULL; ignored when out is NULL */
+  seatrt_tensor* out;              /* [rows, N] or NULL (skip the second norm) */
+} seatrt_add_rms_norm_args;
+
+/* RMSNorm of each head row, then rotary embedding: per (token, head),
+ *   out <- rope(rmsnorm(x) * weight, positions[token], inv_freq)
+ * with rmsnorm exactly as rms_norm (over the head dim D, plain weight [D] or
+ * NULL) and rope exactly as the rope op (NeoX half-split pairs (i, i + D/2),
+ * angle = position * inv_freq[i] in fp32, a zero frequency leaves its pair
+ * unrotated).  The normed value is kept in fp32 between the two steps (no
+ * rounding to out's dtype in between; for F32 out this equals rms_norm then
+ * rope).  x, out [T, heads, D] (D even); positions I32 [T]; inv_freq F32
+ * [D/2].  Dtypes F32 and BF16.  out may alias x; nothing else may alias. */
+typedef struct seatrt_rms_norm_rope_args {
+  uint32_t struct_size;
+  const seatrt_tensor* x;
+  const seatrt_tensor* weight;    /* [D] or NULL */
+  float eps;
+  int32_t reserved0;
+  const seatrt_tensor* positions;
+  const seatrt_tensor* inv_freq;  /* F32 [D/2] */
+  seatrt_tensor* out;
+} seatrt_rms_norm_rope_args;
+
 /* ------------------------------------------------------------ the table */
 
 typedef struct seatrt_kernel_probe {
@@ -363,6 +410,12 @@ typedef struct seatrt_kernel_api {
   seatrt_status* (*graph_end)(seatrt_kernel_context*, seatrt_stream, seatrt_graph** out);
   seatrt_status* (*graph_launch)(seatrt_kernel_context*, seatrt_stream, seatrt_graph*);
   void (*graph_destroy)(seatrt_kernel_context*, seatrt_graph*);
+
+  /* ---- ABI 1.1: fused operations.  Absent (SEATRT_HAS_FIELD false) in a
+   * 1.0 provider's table, and may be NULL; a caller then runs the unfused
+   * sequence (rms_norm, elementwise, rope) the comments above spell out. */
+  seatrt_status* (*add_rms_norm)(seatrt_kernel_context*, seatrt_stream, const seatrt_add_rms_norm_args*);
+  seatrt_status* (*rms_norm_rope)(seatrt_kernel_context*, seatrt_stream, const seatrt_rms_norm_rope_args*);
 } seatrt_kernel_api;
 
 #ifdef __cplusplus
