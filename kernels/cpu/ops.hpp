@@ -28,6 +28,9 @@ void attention(Context& ctx, const seatrt_attention_args* args);
 void router_topk(Context& ctx, const seatrt_router_topk_args* args);
 void moe(Context& ctx, const seatrt_moe_args* args);
 void sample(Context& ctx, const seatrt_sample_args* args);
+// ABI 1.1 fused norms (op_fused_norm.cpp).
+void add_rms_norm(Context& ctx, const seatrt_add_rms_norm_args* args);
+void rms_norm_rope(Context& ctx, const seatrt_rms_norm_rope_args* args);
 
 // The weight layouts this provider reads for `format`, most preferred first.
 // Unknown format: UNSUPPORTED.

@@ -162,6 +162,8 @@ seatrt_kernel_api make_api() {
   api.moe = op_slot<seatrt_moe_args, moe>;
   api.gather_rows = op_slot<seatrt_gather_rows_args, gather_rows>;
   api.sample = op_slot<seatrt_sample_args, sample>;
+  api.add_rms_norm = op_slot<seatrt_add_rms_norm_args, add_rms_norm>;
+  api.rms_norm_rope = op_slot<seatrt_rms_norm_rope_args, rms_norm_rope>;
   return api;  // graph_* stay NULL: nothing to capture on the CPU
 }
 

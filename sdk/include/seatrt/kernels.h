@@ -286,11 +286,12 @@ typedef struct seatrt_sample_args {
  * eps)^-1/2 exactly as rms_norm computes it (plain weight, no "1 + w"):
  *   residual <- (residual + rmsnorm(x) * x_weight) * residual_scale
  *   out      <- rmsnorm(residual) * out_weight        (only if out != NULL)
- * in fp32, rounded once on each store, in this order (the same arithmetic
- * as rms_norm, elementwise ADD, elementwise SCALE, rms_norm in sequence;
- * residual_scale == 1 is an exact no-op).  A NULL weight = no gain.
- * x, residual and out have one shape ([rows, N], leading axes are rows);
- * weights are [N].  Dtypes: F32 and BF16 (as rms_norm).
+ * in fp32, in this order (the same arithmetic as rms_norm, elementwise ADD,
+ * elementwise SCALE, rms_norm in sequence; residual_scale == 1 is an exact
+ * no-op).  The second norm reads the residual as stored (rounded to its
+ * dtype).  A NULL weight = no gain.  x, residual and out have one shape
+ * ([rows, N], leading axes are rows); weights are [N].  Dtypes: those of
+ * rms_norm (the activation dtypes).
  * Aliasing: out may alias x (x is read completely before out is written);
  * residual must not alias x or out; weights must not alias anything written.
  * Tensors are read/written during the call (on `stream`); nothing is kept. */
@@ -313,7 +314,8 @@ typedef struct seatrt_add_rms_norm_args {
  * unrotated).  The normed value is kept in fp32 between the two steps (no
  * rounding to out's dtype in between; for F32 out this equals rms_norm then
  * rope).  x, out [T, heads, D] (D even); positions I32 [T]; inv_freq F32
- * [D/2].  Dtypes F32 and BF16.  out may alias x; nothing else may alias. */
+ * [D/2].  Dtypes: those of rms_norm.  out may alias x; nothing else may
+ * alias. */
 typedef struct seatrt_rms_norm_rope_args {
   uint32_t struct_size;
   const seatrt_tensor* x;
