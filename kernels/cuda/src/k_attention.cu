@@ -489,13 +489,19 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
   }
 }
 
-// Merges the active splits of one (sequence, q head); a split whose keys
-// were all unmapped has max -inf and weight 0.  The splits' weights go to
-// shared memory first, so the output loop's loads are independent of each
-// other (several in flight) instead of a chain through the running max.
-__global__ void __launch_bounds__(128) attention_decode_combine(AttentionProblem p, const float* partial, int splits, int min_chunk) {
+// Merges the active splits of one (sequence, q head, 64 output elements);
+// a split whose keys were all unmapped has max -inf and weight 0.  Batch 1
+// with a long context has many splits and few (sequence, head) pairs, so
+// the block also spreads the splits over kCombineSplitLanes thread groups,
+// and the split weights go to shared memory first so the output loop's
+// loads are independent (several in flight) rather than chained.
+constexpr int kCombineDims = 64, kCombineSplitLanes = 4;
+
+__global__ void __launch_bounds__(kCombineDims * kCombineSplitLanes)
+    attention_decode_combine(AttentionProblem p, const float* partial, int splits, int min_chunk) {
   __shared__ float weight[kDecodeMaxSplits];
   __shared__ float reduce[32];
+  __shared__ float sums[kCombineSplitLanes][kCombineDims];
   const int seq = static_cast<int>(blockIdx.x), qh = static_cast<int>(blockIdx.y);
   const int tid = static_cast<int>(threadIdx.x), threads = static_cast<int>(blockDim.x);
   const int64_t dim = p.q.d2, stride = dim + 2;
@@ -514,12 +520,18 @@ __global__ void __launch_bounds__(128) attention_decode_combine(AttentionProblem
     gl += w * part[s * stride + 1];
   }
   gl = block_sum(gl, reduce);  // its barriers also publish weight[]
-  const float inv = gl > 0.0f ? 1.0f / gl : 0.0f;
-  for (int64_t d = tid; d < dim; d += threads) {
-    float o = 0.0f;
+  const int dl = tid % kCombineDims, group = tid / kCombineDims;
+  const int64_t d = int64_t(blockIdx.z) * kCombineDims + dl;
+  float o = 0.0f;
+  if (d < dim) {
 #pragma unroll 8
-    for (int s = 0; s < active; ++s) o = fmaf(part[s * stride + 2 + d], weight[s], o);
-    store_from_float(p.out.data, p.out.dtype, r.row * p.out.s0 + qh * p.out.s1 + d, o * inv);
+    for (int s = group; s < active; s += kCombineSplitLanes) o = fmaf(part[s * stride + 2 + d], weight[s], o);
+  }
+  sums[group][dl] = o;
+  __syncthreads();
+  if (group == 0 && d < dim) {
+    for (int g = 1; g < kCombineSplitLanes; ++g) o += sums[g][dl];
+    store_from_float(p.out.data, p.out.dtype, r.row * p.out.s0 + qh * p.out.s1 + d, gl > 0.0f ? o / gl : 0.0f);
   }
 }
 
@@ -588,7 +600,8 @@ int launch_attention_decode(Stream s, const AttentionProblem& p, int splits, flo
   else launch_decode_dtype<false>(st, grid, p, min_chunk, workspace);
   if (splits > 1) {
     if (int e = last_error()) return e;
-    attention_decode_combine<<<dim3(grid.x, static_cast<unsigned>(p.q.d1)), 128, 0, st>>>(p, workspace, splits, min_chunk);
+    const dim3 cgrid(grid.x, static_cast<unsigned>(p.q.d1), static_cast<unsigned>(ceil_div(p.q.d2, kCombineDims)));
+    attention_decode_combine<<<cgrid, kCombineDims * kCombineSplitLanes, 0, st>>>(p, workspace, splits, min_chunk);
   }
   return last_error();
 }
