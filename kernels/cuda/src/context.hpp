@@ -15,8 +15,16 @@
 #include "launch.hpp"
 #include "seatrt/seatrt.h"
 
+namespace seatrt::cuda {
+class Profiler;  // profile.hpp
+}
+
 struct seatrt_kernel_context {
   int32_t device = 0;
+  // Per-op GPU timer, owned; NULL unless [kernels.options] profile = true
+  // (profile.hpp).  A plain pointer: .cu files include this header without
+  // the profiler's definition.
+  seatrt::cuda::Profiler* profiler = nullptr;
   std::mutex mutex;  // guards the maps below
   // Scratch memory per stream (streams may run concurrently).
   struct Scratch {

@@ -1,11 +1,12 @@
 // Device-level slots: probe, contexts, memory, streams and CUDA graphs.
-#include <cctype>
 #include <cstdio>
+#include <memory>
 #include <mutex>
 #include <string>
 
 #include "context.hpp"
 #include "ops.hpp"
+#include "profile.hpp"
 #include "seatrt/cpp/plugin.hpp"
 
 namespace seatrt::cuda {
@@ -41,16 +42,7 @@ void probe(seatrt_kernel_probe* out) {
 }
 
 seatrt_kernel_context* create(const char* options_toml, int32_t device_index) {
-  // No options yet: anything other than blanks and comments is refused.
-  if (options_toml) {
-    bool comment = false;
-    for (const char* p = options_toml; *p; ++p) {
-      if (*p == '#') comment = true;
-      else if (*p == '\n') comment = false;
-      else if (!comment && !std::isspace(static_cast<unsigned char>(*p)))
-        throw sdk::Error(SEATRT_ERR_INVALID_ARG, "cuda: [kernels.options] must be empty: this provider has no options");
-    }
-  }
+  const ProfileOptions profile = parse_profile_options(options_toml);
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) check(err, "cudaGetDeviceCount");
@@ -58,13 +50,20 @@ seatrt_kernel_context* create(const char* options_toml, int32_t device_index) {
     throw sdk::Error(SEATRT_ERR_INVALID_ARG, "cuda: device index " + std::to_string(device_index) +
                                                  " out of range (" + std::to_string(count) + " devices)");
   check(cudaSetDevice(device_index), "cudaSetDevice");
-  auto* ctx = new seatrt_kernel_context;
+  auto ctx = std::make_unique<seatrt_kernel_context>();
   ctx->device = device_index;
-  return ctx;
+  if (profile.enabled) ctx->profiler = new Profiler(profile);
+  return ctx.release();
 }
 
 void destroy(seatrt_kernel_context* ctx) {
   if (!ctx) return;
+  if (ctx->profiler) {
+    cudaSetDevice(ctx->device);
+    ctx->profiler->dump();
+    delete ctx->profiler;
+    ctx->profiler = nullptr;
+  }
   release_context_memory(ctx);
   delete ctx;
 }

@@ -2,6 +2,7 @@
 // slot runs its implementation (ops.hpp) inside seatrt::sdk::guard, so no
 // exception crosses the ABI.
 #include "ops.hpp"
+#include "profile.hpp"
 #include "seatrt/cpp/plugin.hpp"
 
 namespace {
@@ -75,10 +76,14 @@ void release_weight(seatrt_kernel_context* ctx, seatrt_linear_weight* w) {
   sdk::guard([&] { cu::release_weight(ctx, w); });
 }
 
-// One wrapper per op: same shape for all of them.
+// One wrapper per op: same shape for all of them.  The timer records GPU
+// time per op only when the context's profiler is on (profile.hpp).
 #define SEATRT_CUDA_OP(name, args_type)                                                     \
   seatrt_status* name(seatrt_kernel_context* ctx, seatrt_stream s, const args_type* args) { \
-    return sdk::guard([&] { cu::name(ctx, s, args); });                                     \
+    return sdk::guard([&] {                                                                 \
+      const cu::OpTimer timer(cu::profiler_of(ctx), s, #name, args);                        \
+      cu::name(ctx, s, args);                                                               \
+    });                                                                                     \
   }
 SEATRT_CUDA_OP(elementwise, seatrt_elementwise_args)
 SEATRT_CUDA_OP(embedding, seatrt_embedding_args)
@@ -92,6 +97,8 @@ SEATRT_CUDA_OP(router_topk, seatrt_router_topk_args)
 SEATRT_CUDA_OP(moe, seatrt_moe_args)
 SEATRT_CUDA_OP(gather_rows, seatrt_gather_rows_args)
 SEATRT_CUDA_OP(sample, seatrt_sample_args)
+SEATRT_CUDA_OP(add_rms_norm, seatrt_add_rms_norm_args)
+SEATRT_CUDA_OP(rms_norm_rope, seatrt_rms_norm_rope_args)
 #undef SEATRT_CUDA_OP
 
 seatrt_status* graph_begin(seatrt_kernel_context* ctx, seatrt_stream s) {
@@ -142,6 +149,8 @@ seatrt_kernel_api make_table() {
   t.graph_end = graph_end;
   t.graph_launch = graph_launch;
   t.graph_destroy = graph_destroy;
+  t.add_rms_norm = add_rms_norm;
+  t.rms_norm_rope = rms_norm_rope;
   return t;
 }
 
