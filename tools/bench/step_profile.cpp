@@ -1,0 +1,441 @@
+// seatrt-step-profile: where one decode step's time goes (issue 7).  Loads a
+// checkpoint through the real plugins, runs the engine's AbiModelRunner
+// (decode graphs, provider sampling) with the engine's KV manager and batch
+// builder, and for each batch size B: prefills B random prompts of P tokens
+// in one step, then times decode steps phase by phase on the host clock:
+//   host    = KV block allocation + build_step_batch + commit + bookkeeping
+//   forward = runner.forward (uploads, the forward or its graph, stream sync)
+//   sample  = runner.sample (the provider's sample op, synchronous), or the
+//             host sampler when the provider has none
+// in both modes (eager, graphs) and with both samplers (temperature 0.8,
+// greedy).  Then, when the provider is the CUDA one, a second load with
+// its per-op profiler on ([kernels.options] profile = true, profile_file)
+// runs the eager decode steps again, and the per-op GPU time table is
+// summed per decode step: what the GPU spends in each op against the
+// forward's wall time (the rest is launch gaps and host work).
+//
+//   seatrt-step-profile MODEL_DIR --provider LIB --plugin-dir DIR
+//       [--batches 1,16,32] [--prompt-len 64] [--steps 64] [--warmup 4]
+//       [--kv auto|fp8|bf16] [--seconds 90] [--profile on|off] [--json FILE]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/abi_model_runner.hpp"
+#include "engine/batch_builder.hpp"
+#include "engine/kv_manager.hpp"
+#include "seatrt/host/status.hpp"
+#include "seatrt/model/model_session.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace eng = seatrt::engine;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  fs::path model_dir, provider, plugin_dir, json_out;
+  std::vector<int32_t> batches{1, 16, 32};
+  int32_t prompt_len = 64;
+  int32_t steps = 64;
+  int32_t warmup = 4;
+  std::string kv = "auto";
+  double seconds = 90;
+  bool profile = true;
+};
+
+std::vector<int32_t> parse_list(const std::string& s) {
+  std::vector<int32_t> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) {
+    const int v = std::stoi(item);
+    if (v < 1 || v > 1024) throw std::runtime_error("--batches: " + item + " is not in 1..1024");
+    out.push_back(v);
+  }
+  if (out.empty()) throw std::runtime_error("--batches is empty");
+  return out;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--provider") o.provider = value();
+    else if (a == "--plugin-dir") o.plugin_dir = value();
+    else if (a == "--batches") o.batches = parse_list(value());
+    else if (a == "--prompt-len") o.prompt_len = std::stoi(value());
+    else if (a == "--steps") o.steps = std::stoi(value());
+    else if (a == "--warmup") o.warmup = std::stoi(value());
+    else if (a == "--kv") o.kv = value();
+    else if (a == "--seconds") o.seconds = std::stod(value());
+    else if (a == "--json") o.json_out = value();
+    else if (a == "--profile") {
+      const std::string v = value();
+      if (v != "on" && v != "off") throw std::runtime_error("--profile: '" + v + "' is not on or off");
+      o.profile = v == "on";
+    }
+    else if (!a.empty() && a[0] == '-') throw std::runtime_error("unknown option " + a);
+    else o.model_dir = a;
+  }
+  if (o.model_dir.empty() || o.provider.empty() || o.plugin_dir.empty())
+    throw std::runtime_error("usage: seatrt-step-profile MODEL_DIR --provider LIB --plugin-dir DIR [--batches 1,16,32] "
+                             "[--prompt-len P] [--steps N] [--warmup W] [--kv auto|fp8|bf16] [--seconds S] "
+                             "[--profile on|off] [--json FILE]");
+  if (o.prompt_len < 2 || o.steps < 1 || o.warmup < 0 || !(o.seconds > 0))
+    throw std::runtime_error("--prompt-len must be >= 2, --steps >= 1, --warmup >= 0, --seconds > 0");
+  // The profile table tells a decode step at batch B by its rows (= B); a
+  // prefill of B' * P tokens must not look like one.
+  for (int32_t b : o.batches)
+    for (int32_t b2 : o.batches)
+      if (static_cast<int64_t>(b2) * o.prompt_len == b)
+        throw std::runtime_error("--prompt-len " + std::to_string(o.prompt_len) + ": a prefill of " + std::to_string(b2) +
+                                 " prompts has as many tokens as the decode batch " + std::to_string(b) + "; pick another");
+  return o;
+}
+
+// The plugins, a kernel context made with `kernel_options`, and the model:
+// what model::ModelSession holds, with the provider's options passed on.
+struct Session {
+  seatrt::host::SeatPlugins plugins;
+  seatrt_kernel_context* context = nullptr;
+  std::unique_ptr<seatrt::model::ModelLoader> loader;
+  std::unique_ptr<seatrt::model::LoadedModel> model;
+
+  Session(const Options& o, const std::string& kernel_options, int64_t max_batch_tokens) {
+    const auto lib = fs::weakly_canonical(fs::absolute(o.provider));
+    seatrt::host::SeatConfig seat;
+    seat.plugins.search_paths = {fs::weakly_canonical(fs::absolute(o.plugin_dir))};
+    if (seat.plugins.search_paths.front() != lib.parent_path()) seat.plugins.search_paths.push_back(lib.parent_path());
+    seat.kernels.provider = lib.string();
+    plugins = seatrt::host::load_seat_plugins(seat);
+    context = plugins.dispatch->create_context(kernel_options, 0);
+    loader = std::make_unique<seatrt::model::ModelLoader>(seatrt::host::host_api(),
+                                                          seatrt::model::model_plugin_candidates(seat, plugins));
+    model = loader->load(loader->prepare(o.model_dir), plugins.dispatch->table(), context, max_batch_tokens);
+  }
+  ~Session() {
+    model.reset();
+    if (context) plugins.dispatch->destroy_context(context);
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  bool cuda() const { return plugins.dispatch->table()->device_kind == SEATRT_DEVICE_CUDA; }
+};
+
+struct PhaseTimes {
+  std::vector<double> host, forward, sample, total;  // ms per timed step
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double mean(const std::vector<double>& v) {
+  if (v.empty()) return NAN;
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+// One pass: B sequences prefilled together, then warmup + steps decode steps.
+// Returns the timings of the timed steps (fewer when the deadline passes).
+class Pass {
+ public:
+  Pass(const seatrt::model::LoadedModel& m, const Options& o, int32_t batch, bool graphs, float temperature)
+      : m_(m), o_(o), batch_(batch), temperature_(temperature) {
+    const seatrt_model_info& info = m.info();
+    eng::KvPlanInput in;
+    for (int32_t l = 0; l < info.num_layers; ++l) {
+      const auto& s = info.kv_layers[l];
+      in.layers.push_back({s.kv_heads, s.head_dim, s.window, s.single_tensor != 0});
+    }
+    const bool cuda = m.kernels()->device_kind == SEATRT_DEVICE_CUDA;
+    in.dtype = eng::parse_kv_dtype(o.kv == "auto" ? (cuda ? "fp8" : "bf16") : o.kv);
+    in.block_size = 16;
+    in.max_model_len = o.prompt_len + o.warmup + o.steps + 2;
+    in.max_num_seqs = batch;
+    in.max_num_batched_tokens = static_cast<int64_t>(batch) * o.prompt_len;
+    plan_ = eng::plan_kv_pool(in, eng::kv_bytes_for_context_multiple(in, batch + 1.0));
+    kv_ = std::make_unique<eng::KvManager>(plan_, /*prefix_caching=*/false);
+    eng::AbiModel abi;
+    abi.host = m.host();
+    abi.arch = &m.arch();
+    abi.model = m.model();
+    abi.kernels = m.kernels();
+    abi.context = m.kernel_context();
+    abi.vocab_size = info.vocab_size;
+    abi.layers = in.layers;
+    runner_ = std::make_unique<eng::AbiModelRunner>(abi, plan_, in.max_num_batched_tokens, batch, in.max_model_len, graphs);
+    params_.temperature = temperature;
+    params_.seed = 1234;
+  }
+  ~Pass() {
+    for (auto& s : seqs_) kv_->free(*s);
+  }
+  Pass(const Pass&) = delete;
+  Pass& operator=(const Pass&) = delete;
+
+  std::string kv_name() const { return eng::kv_dtype_name(plan_.dtype); }
+  int64_t graph_replays() const { return runner_->graph_replays(); }
+  const std::string& graphs_off_reason() const { return runner_->graphs_off_reason(); }
+  bool host_sampled() const { return host_sampled_; }
+
+  PhaseTimes run(Clock::time_point deadline, int32_t* decode_steps_done) {
+    std::mt19937 rng(std::random_device{}());
+    std::uniform_int_distribution<int32_t> pick(3, m_.info().vocab_size - 1);
+    for (int32_t s = 0; s < batch_; ++s) {
+      auto seq = std::make_shared<eng::Sequence>();
+      seq->id = s;
+      for (int32_t i = 0; i < o_.prompt_len; ++i) seq->tokens.push_back(pick(rng));
+      seq->prompt_len = o_.prompt_len;
+      seqs_.push_back(seq);
+    }
+    PhaseTimes t;
+    step(o_.prompt_len, nullptr);  // prefill: every prompt in one step
+    *decode_steps_done = 0;
+    for (int32_t i = 0; i < o_.warmup + o_.steps && Clock::now() < deadline; ++i) {
+      step(1, i >= o_.warmup ? &t : nullptr);
+      ++*decode_steps_done;
+    }
+    return t;
+  }
+
+ private:
+  void step(int64_t n, PhaseTimes* t) {
+    const auto t0 = Clock::now();
+    eng::StepPlan plan;
+    for (auto& seq : seqs_) {
+      const int64_t count = seq->num_computed == 0 ? n : 1;
+      if (!kv_->allocate(*seq, count)) throw std::runtime_error("KV pool short (internal sizing error)");
+      plan.chunks.push_back({seq, seq->num_computed, count, true});
+      plan.num_tokens += count;
+    }
+    const eng::StepBatch batch = eng::build_step_batch(plan, plan_.block_size, plan_.full.has_value(), plan_.windowed.has_value());
+    const double host_a = ms_since(t0);
+    const auto t1 = Clock::now();
+    runner_->forward(batch, logits_);
+    const double fwd = ms_since(t1);
+    const auto t2 = Clock::now();
+    std::vector<eng::SampleInput> rows(seqs_.size());
+    for (size_t i = 0; i < seqs_.size(); ++i) {
+      const eng::Sequence& seq = *seqs_[i];
+      rows[i].params = &params_;
+      rows[i].step = static_cast<uint64_t>(seq.generated());
+      rows[i].prompt_tokens = std::span<const int32_t>(seq.tokens.data(), static_cast<size_t>(seq.prompt_len));
+      rows[i].output_tokens = std::span<const int32_t>(seq.tokens.data() + seq.prompt_len, static_cast<size_t>(seq.generated()));
+      if (!logits_.empty()) {
+        const auto v = static_cast<size_t>(runner_->vocab_size());
+        rows[i].logits = std::span<const float>(logits_.data() + i * v, v);
+      }
+    }
+    if (!runner_->sample(rows, results_)) {
+      host_sampled_ = true;
+      results_.clear();
+      for (const auto& r : rows) results_.push_back(eng::sample_on_host(r));
+    }
+    const double smp = ms_since(t2);
+    const auto t3 = Clock::now();
+    for (size_t i = 0; i < seqs_.size(); ++i) {
+      if (results_[i].non_finite) throw std::runtime_error("non-finite logits in a decode step");
+      eng::Sequence& seq = *seqs_[i];
+      seq.num_computed += plan.chunks[i].count;
+      kv_->commit(seq);
+      seq.tokens.push_back(results_[i].event.token);
+    }
+    const double host_b = ms_since(t3);
+    if (!t) return;
+    t->host.push_back(host_a + host_b);
+    t->forward.push_back(fwd);
+    t->sample.push_back(smp);
+    t->total.push_back(host_a + fwd + smp + host_b);
+  }
+
+  const seatrt::model::LoadedModel& m_;
+  const Options& o_;
+  int32_t batch_;
+  float temperature_;
+  eng::KvPlan plan_;
+  std::unique_ptr<eng::KvManager> kv_;
+  std::unique_ptr<eng::AbiModelRunner> runner_;
+  eng::SamplingParams params_;
+  std::vector<eng::SequencePtr> seqs_;
+  std::vector<float> logits_;
+  std::vector<eng::SampleResult> results_;
+  bool host_sampled_ = false;
+};
+
+int64_t max_batch_tokens(const Options& o) {
+  return static_cast<int64_t>(*std::max_element(o.batches.begin(), o.batches.end())) * o.prompt_len;
+}
+
+// Timed passes: every B, mode and sampler.  Returns the eager forward median
+// per B (temperature 0.8), which the profile summary compares against.
+std::map<int32_t, double> timed_passes(const Options& o, Clock::time_point deadline, nlohmann::json& report) {
+  const auto t_load = Clock::now();
+  Session session(o, "", max_batch_tokens(o));
+  const auto& info = session.model->info();
+  std::printf("loaded %s in %.1f s: %d layers, hidden %d, vocab %d; provider %s\n", o.model_dir.string().c_str(),
+              ms_since(t_load) / 1000, info.num_layers, info.hidden_size, info.vocab_size, o.provider.string().c_str());
+  std::printf("decode step phases, host clock, median ms over the timed steps (prompt %d tokens, %d warmup + %d timed "
+              "steps per pass):\n", o.prompt_len, o.warmup, o.steps);
+  std::printf("%5s %-7s %-8s %4s %6s %9s %9s %9s %9s %10s %8s  %s\n", "B", "mode", "sampler", "kv", "steps", "total",
+              "forward", "sample", "host", "mean total", "tok/s", "notes");
+  std::map<int32_t, double> eager_forward;
+  for (int32_t b : o.batches) {
+    for (bool graphs : {false, true}) {
+      for (float temperature : {0.8f, 0.0f}) {
+        if (Clock::now() >= deadline) {
+          std::printf("(--seconds reached: remaining passes skipped)\n");
+          return eager_forward;
+        }
+        Pass pass(*session.model, o, b, graphs, temperature);
+        int32_t done = 0;
+        const PhaseTimes t = pass.run(deadline, &done);
+        const char* mode = graphs ? "graphs" : "eager";
+        const char* sampler = temperature > 0 ? "t=0.8" : "greedy";
+        std::string notes;
+        if (graphs) notes = std::to_string(pass.graph_replays()) + " graph replays";
+        if (!pass.graphs_off_reason().empty()) notes += "; graphs off: " + pass.graphs_off_reason();
+        if (pass.host_sampled()) notes += (notes.empty() ? "" : "; ") + std::string("host sampler");
+        const double total = median(t.total);
+        std::printf("%5d %-7s %-8s %4s %6zu %9.3f %9.3f %9.3f %9.3f %10.3f %8.0f  %s\n", b, mode, sampler,
+                    pass.kv_name().c_str(), t.total.size(), total, median(t.forward), median(t.sample), median(t.host),
+                    mean(t.total), 1000.0 * b / total, notes.c_str());
+        std::fflush(stdout);
+        if (!graphs && temperature > 0 && !t.forward.empty()) eager_forward[b] = median(t.forward);
+        report["passes"].push_back({{"batch", b}, {"mode", mode}, {"sampler", sampler}, {"kv", pass.kv_name()},
+                                    {"timed_steps", t.total.size()}, {"median_total_ms", total},
+                                    {"median_forward_ms", median(t.forward)}, {"median_sample_ms", median(t.sample)},
+                                    {"median_host_ms", median(t.host)}, {"mean_total_ms", mean(t.total)},
+                                    {"graph_replays", pass.graph_replays()}, {"notes", notes}});
+      }
+    }
+  }
+  return eager_forward;
+}
+
+struct ProfileRow {
+  std::string op, variant;
+  int64_t out = 0, in = 0, rows = 0, count = 0;
+  double total_ms = 0, mean_us = 0;
+};
+
+std::vector<ProfileRow> read_profile(const fs::path& file) {
+  std::ifstream f(file);
+  if (!f) throw std::runtime_error("the provider wrote no profile table to " + file.string());
+  std::vector<ProfileRow> out;
+  for (std::string line; std::getline(f, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream in(line);
+    ProfileRow r;
+    if (!(in >> r.op >> r.variant >> r.out >> r.in >> r.rows >> r.count >> r.total_ms >> r.mean_us))
+      throw std::runtime_error(file.string() + ": unreadable line '" + line + "'");
+    out.push_back(r);
+  }
+  return out;
+}
+
+// The profiled pass: eager, temperature 0.8, per-op GPU time summed per step.
+void profile_pass(const Options& o, Clock::time_point deadline, const std::map<int32_t, double>& eager_forward,
+                  nlohmann::json& report) {
+  const fs::path file = fs::temp_directory_path() / ("seatrt-step-profile-" + std::to_string(::getpid()) + ".tsv");
+  std::map<int32_t, int32_t> steps;  // decode steps run per B (warmup included)
+  {
+    Session session(o, "profile = true\nprofile_file = \"" + file.string() + "\"\n", max_batch_tokens(o));
+    if (!session.cuda()) {
+      std::printf("profile pass skipped: the provider is not the CUDA one (its per-op timer is a CUDA provider option)\n");
+      return;
+    }
+    for (int32_t b : o.batches) {
+      if (Clock::now() >= deadline) break;
+      Pass pass(*session.model, o, b, /*graphs=*/false, 0.8f);
+      int32_t done = 0;
+      pass.run(deadline, &done);
+      steps[b] = done;
+    }
+  }  // the context's destroy writes the table
+  const std::vector<ProfileRow> rows = read_profile(file);
+  std::filesystem::remove(file);
+  for (const auto& [b, n] : steps) {
+    if (n == 0) continue;
+    // A decode step at batch B runs its ops on B rows; the prefill before it
+    // adds at most one call of the logits-side ops at B rows, so calls per
+    // step = round(count / steps).
+    std::vector<std::pair<double, const ProfileRow*>> per_step;
+    double sum = 0;
+    for (const auto& r : rows) {
+      if (r.rows != b) continue;
+      const double calls = std::round(static_cast<double>(r.count) / n);
+      if (calls < 1) continue;
+      const double ms = calls * r.mean_us / 1000.0;
+      per_step.emplace_back(ms, &r);
+      sum += ms;
+    }
+    std::sort(per_step.begin(), per_step.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    const auto fwd = eager_forward.find(b);
+    std::printf("\nper-op GPU time per decode step, B=%d (eager, %d profiled steps): %.3f ms in ops", b, n, sum);
+    if (fwd != eager_forward.end())
+      std::printf(" of %.3f ms eager forward (unprofiled): %.3f ms outside ops (launch gaps, uploads, host)", fwd->second,
+                  fwd->second - sum);
+    std::printf("\n  %-14s %-8s %7s %7s %6s %9s %9s %6s\n", "op", "variant", "out", "in", "calls", "mean us", "ms/step", "share");
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& [ms, r] : per_step) {
+      const double calls = std::round(static_cast<double>(r->count) / n);
+      std::printf("  %-14s %-8s %7lld %7lld %6.0f %9.2f %9.3f %5.1f%%\n", r->op.c_str(), r->variant.c_str(),
+                  static_cast<long long>(r->out), static_cast<long long>(r->in), calls, r->mean_us, ms, 100.0 * ms / sum);
+      ops.push_back({{"op", r->op}, {"variant", r->variant}, {"out", r->out}, {"in", r->in}, {"calls", calls},
+                     {"mean_us", r->mean_us}, {"ms_per_step", ms}});
+    }
+    report["profile"][std::to_string(b)] = {{"steps", n}, {"ops_ms_per_step", sum}, {"ops", ops}};
+  }
+}
+
+int run(const Options& o) {
+  // The timed passes get 60% of --seconds when a profile pass follows (it
+  // loads the checkpoint again), all of it otherwise.
+  const auto start = Clock::now();
+  const auto after = [&](double fraction) {
+    return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds * fraction));
+  };
+  const auto deadline = after(1.0);
+  nlohmann::json report;
+  const auto eager_forward = timed_passes(o, o.profile ? after(0.6) : deadline, report);
+  if (o.profile) {
+    if (Clock::now() < deadline) profile_pass(o, deadline, eager_forward, report);
+    else std::printf("profile pass skipped: --seconds reached\n");
+  }
+  if (!o.json_out.empty()) std::ofstream(o.json_out) << report.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(parse(argc, argv));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "seatrt-step-profile: error: %s\n", e.what());
+    return 2;
+  }
+}
