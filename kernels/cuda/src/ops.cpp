@@ -1,8 +1,10 @@
 // Checks and launches for the element-level ops: elementwise, embedding,
-// rms_norm, glu, rope, gather_rows, router_topk.
+// rms_norm, glu, rope, gather_rows, router_topk, and the ABI 1.1 fused
+// norms add_rms_norm and rms_norm_rope.
 #include <string>
 
 #include "context.hpp"
+#include "fused_norm.hpp"
 #include "ops.hpp"
 #include "views.hpp"
 
@@ -21,6 +23,20 @@ void same_shape(const std::string& op, const char* an, const seatrt_tensor& a, c
   bool same = a.ndim == b.ndim;
   for (int i = 0; same && i < a.ndim; ++i) same = a.shape[i] == b.shape[i];
   if (!same) invalid(op, std::string(an) + " and " + bn + " differ in shape");
+}
+
+// An optional [n] gain vector (NULL weight = none).
+Gain optional_gain(const std::string& op, const char* name, const seatrt_tensor* weight, int64_t n) {
+  if (!weight) return {};
+  const auto& w = need(op, name, weight);
+  need_activation_dtype(op, name, w);
+  need_contiguous(op, name, w);
+  if (numel(w) != n) invalid(op, std::string(name) + " must have N = " + std::to_string(n) + " entries");
+  return Gain{w.data, w.dtype};
+}
+
+void need_eps(const std::string& op, float eps) {
+  if (!(eps >= 0.0f) || !(eps <= 3.4e38f)) invalid(op, "eps must be finite and >= 0");
 }
 
 }  // namespace
@@ -180,6 +196,64 @@ void router_topk(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_route
   check(launch_router_topk(s, ml, a.top_k, a.renormalize != 0, pes, pd, static_cast<int32_t*>(ids.data),
                            static_cast<float*>(w.data)),
         "router_topk launch");
+}
+
+void add_rms_norm(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_add_rms_norm_args* args) {
+  const std::string op = "add_rms_norm";
+  const auto& a = need_args("add_rms_norm", args);
+  if (a.struct_size < sizeof(seatrt_add_rms_norm_args)) invalid(op, "args.struct_size is too small");
+  use_device(ctx);
+  const auto& x = need(op, "x", a.x);
+  const auto& res = need(op, "residual", a.residual);
+  need_activation_dtype(op, "x", x);
+  need_activation_dtype(op, "residual", res);
+  same_shape(op, "x", x, "residual", res);
+  if (x.data == res.data) invalid(op, "residual must not alias x");
+  const Mat mx = as_mat(op, "x", x), mr = as_mat(op, "residual", res);
+  Mat mo;  // data NULL: no second norm
+  Gain out_gain;
+  if (a.out) {
+    const auto& out = need(op, "out", a.out);
+    need_activation_dtype(op, "out", out);
+    same_shape(op, "x", x, "out", out);
+    if (out.data == res.data) invalid(op, "out must not alias residual");
+    mo = as_mat(op, "out", out);
+    out_gain = optional_gain(op, "out_weight", a.out_weight, mx.cols);
+  }
+  const Gain x_gain = optional_gain(op, "x_weight", a.x_weight, mx.cols);
+  need_eps(op, a.eps);
+  if (!(a.residual_scale == a.residual_scale) || a.residual_scale > 3.4e38f || a.residual_scale < -3.4e38f)
+    invalid(op, "residual_scale must be finite");
+  check(launch_add_rms_norm(s, mx, x_gain, mr, a.eps, a.residual_scale, out_gain, mo), "add_rms_norm launch");
+}
+
+void rms_norm_rope(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_rms_norm_rope_args* args) {
+  const std::string op = "rms_norm_rope";
+  const auto& a = need_args("rms_norm_rope", args);
+  if (a.struct_size < sizeof(seatrt_rms_norm_rope_args)) invalid(op, "args.struct_size is too small");
+  use_device(ctx);
+  const auto& x = need(op, "x", a.x);
+  const auto& pos = need(op, "positions", a.positions);
+  const auto& f = need(op, "inv_freq", a.inv_freq);
+  const auto& out = need(op, "out", a.out);
+  need_activation_dtype(op, "x", x);
+  need_activation_dtype(op, "out", out);
+  need_dtype(op, "positions", pos, SEATRT_DTYPE_I32);
+  need_dtype(op, "inv_freq", f, SEATRT_DTYPE_F32);
+  need_contiguous(op, "positions", pos);
+  need_contiguous(op, "inv_freq", f);
+  same_shape(op, "x", x, "out", out);
+  const View3 vx = as_view3(op, "x", x), vo = as_view3(op, "out", out);
+  if (vx.d2 % 2 != 0) invalid(op, "head dim must be even");
+  // The row is staged in shared memory (4 bytes per element, 48 KiB).
+  if (vx.d2 > 8192) unsupported(op, "head dim above 8192");
+  if (numel(pos) != vx.d0) invalid(op, "positions must have T entries");
+  if (numel(f) != vx.d2 / 2) invalid(op, "inv_freq must have D/2 entries");
+  const Gain gain = optional_gain(op, "weight", a.weight, vx.d2);
+  need_eps(op, a.eps);
+  check(launch_rms_norm_rope(s, vx, gain, a.eps, static_cast<const int32_t*>(pos.data),
+                             static_cast<const float*>(f.data), vo),
+        "rms_norm_rope launch");
 }
 
 }  // namespace seatrt::cuda

@@ -33,6 +33,8 @@ void glu(seatrt_kernel_context*, seatrt_stream, const seatrt_glu_args*);
 void rope(seatrt_kernel_context*, seatrt_stream, const seatrt_rope_args*);
 void gather_rows(seatrt_kernel_context*, seatrt_stream, const seatrt_gather_rows_args*);
 void router_topk(seatrt_kernel_context*, seatrt_stream, const seatrt_router_topk_args*);
+void add_rms_norm(seatrt_kernel_context*, seatrt_stream, const seatrt_add_rms_norm_args*);    // ABI 1.1
+void rms_norm_rope(seatrt_kernel_context*, seatrt_stream, const seatrt_rms_norm_rope_args*);  // ABI 1.1
 
 // ops_attention.cpp
 void kv_store(seatrt_kernel_context*, seatrt_stream, const seatrt_kv_store_args*);

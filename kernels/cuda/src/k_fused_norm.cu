@@ -1,0 +1,104 @@
+// The ABI 1.1 fused norms: the norm/add/scale chains between a transformer's
+// sublayers, and the per-head q/k norm with its rotary embedding, each in
+// one launch (one block per row) instead of two to four.  At batch 1 every
+// launch costs about as much as its memory traffic, so the count is what
+// matters.  The arithmetic per element follows k_basic.cu's rms_norm and
+// rope kernels (fp32 sum of squares reduced by block_sum, x * inv * w,
+// sincosf of the fp32 angle).
+#include "device_common.cuh"
+#include "fused_norm.hpp"
+
+namespace seatrt::cuda {
+namespace {
+
+__device__ __forceinline__ float gain_at(const Gain& g, int64_t c) {
+  return g.data ? load_as_float(g.data, g.dtype, c) : 1.0f;
+}
+
+// Pass 1 reads x; pass 2 updates the residual and sums the squares of the
+// stored values (each thread re-reads only what it wrote); pass 3 writes
+// out.  The block_sum between passes is a barrier: every read of x is done
+// before out (which may alias x) is written.
+__global__ void add_rms_norm_kernel(Mat x, Gain x_gain, Mat residual, float eps, float scale, Gain out_gain,
+                                    Mat out) {
+  __shared__ float scratch[32];
+  const int64_t r = blockIdx.x;
+  const float cols = static_cast<float>(x.cols);
+  float ss = 0.0f;
+  for (int64_t c = threadIdx.x; c < x.cols; c += blockDim.x) {
+    const float v = mat_load(x, r, c);
+    ss += v * v;
+  }
+  const float inv = rsqrtf(block_sum(ss, scratch) / cols + eps);
+  float ss_res = 0.0f;
+  for (int64_t c = threadIdx.x; c < x.cols; c += blockDim.x) {
+    float branch = mat_load(x, r, c) * inv;
+    if (x_gain.data) branch *= gain_at(x_gain, c);
+    mat_store(residual, r, c, (mat_load(residual, r, c) + branch) * scale);
+    const float stored = mat_load(residual, r, c);
+    ss_res += stored * stored;
+  }
+  if (!out.data) return;  // uniform over the block: no thread waits at a barrier alone
+  const float inv_res = rsqrtf(block_sum(ss_res, scratch) / cols + eps);
+  for (int64_t c = threadIdx.x; c < x.cols; c += blockDim.x) {
+    float v = mat_load(residual, r, c) * inv_res;
+    if (out_gain.data) v *= gain_at(out_gain, c);
+    mat_store(out, r, c, v);
+  }
+}
+
+// Block b is row (t, h) = (b / d1, b % d1).  The row goes to shared memory
+// (D floats), its norm is taken, then each thread rotates pairs (i, i + D/2).
+__global__ void rms_norm_rope_kernel(View3 x, Gain gain, float eps, const int32_t* positions,
+                                     const float* inv_freq, View3 out) {
+  extern __shared__ float row[];
+  __shared__ float scratch[32];
+  const int64_t t = blockIdx.x / x.d1, h = blockIdx.x % x.d1;
+  const int64_t dim = x.d2, half = dim / 2;
+  const int64_t xi = t * x.s0 + h * x.s1, oi = t * out.s0 + h * out.s1;
+  float ss = 0.0f;
+  for (int64_t c = threadIdx.x; c < dim; c += blockDim.x) {
+    const float v = load_as_float(x.data, x.dtype, xi + c);
+    row[c] = v;
+    ss += v * v;
+  }
+  // block_sum's barriers also publish row[] to every thread.
+  const float inv = rsqrtf(block_sum(ss, scratch) / static_cast<float>(dim) + eps);
+  const float p = static_cast<float>(positions[t]);
+  for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
+    float a = row[i] * inv, b = row[i + half] * inv;
+    if (gain.data) {
+      a *= gain_at(gain, i);
+      b *= gain_at(gain, i + half);
+    }
+    const float f = inv_freq[i];
+    float sn = 0.0f, cs = 1.0f;
+    if (f != 0.0f) sincosf(p * f, &sn, &cs);
+    store_from_float(out.data, out.dtype, oi + i, a * cs - b * sn);
+    store_from_float(out.data, out.dtype, oi + i + half, b * cs + a * sn);
+  }
+}
+
+int threads_for(int64_t cols) { return cols >= 1024 ? 256 : 128; }
+
+}  // namespace
+
+int launch_add_rms_norm(Stream s, const Mat& x, Gain x_gain, const Mat& residual, float eps, float scale,
+                        Gain out_gain, const Mat& out) {
+  if (x.rows == 0 || x.cols == 0) return 0;
+  add_rms_norm_kernel<<<static_cast<unsigned>(x.rows), threads_for(x.cols), 0, cudaStream_t(s)>>>(
+      x, x_gain, residual, eps, scale, out_gain, out);
+  return last_error();
+}
+
+int launch_rms_norm_rope(Stream s, const View3& x, Gain gain, float eps, const int32_t* positions,
+                         const float* inv_freq, const View3& out) {
+  const int64_t rows = x.d0 * x.d1;
+  if (rows == 0 || x.d2 == 0) return 0;
+  const size_t shared = static_cast<size_t>(x.d2) * sizeof(float);
+  rms_norm_rope_kernel<<<static_cast<unsigned>(rows), 128, shared, cudaStream_t(s)>>>(x, gain, eps, positions,
+                                                                                     inv_freq, out);
+  return last_error();
+}
+
+}  // namespace seatrt::cuda
