@@ -109,22 +109,29 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// The plugins, a kernel context made with `kernel_options`, and the model:
-// what model::ModelSession holds, with the provider's options passed on.
+// The plugins, a kernel context and the model: what model::ModelSession
+// holds, with the provider's options passed on.  With `profile_file`, the
+// context has the CUDA provider's per-op timer on (dumping there at
+// destroy); for another provider nothing is loaded (model stays NULL).
 struct Session {
   seatrt::host::SeatPlugins plugins;
   seatrt_kernel_context* context = nullptr;
   std::unique_ptr<seatrt::model::ModelLoader> loader;
   std::unique_ptr<seatrt::model::LoadedModel> model;
 
-  Session(const Options& o, const std::string& kernel_options, int64_t max_batch_tokens) {
+  Session(const Options& o, int64_t max_batch_tokens, const fs::path* profile_file = nullptr) {
     const auto lib = fs::weakly_canonical(fs::absolute(o.provider));
     seatrt::host::SeatConfig seat;
     seat.plugins.search_paths = {fs::weakly_canonical(fs::absolute(o.plugin_dir))};
     if (seat.plugins.search_paths.front() != lib.parent_path()) seat.plugins.search_paths.push_back(lib.parent_path());
     seat.kernels.provider = lib.string();
     plugins = seatrt::host::load_seat_plugins(seat);
-    context = plugins.dispatch->create_context(kernel_options, 0);
+    std::string options;
+    if (profile_file) {
+      if (!cuda()) return;
+      options = "profile = true\nprofile_file = " + nlohmann::json(profile_file->string()).dump() + "\n";
+    }
+    context = plugins.dispatch->create_context(options, 0);
     loader = std::make_unique<seatrt::model::ModelLoader>(seatrt::host::host_api(),
                                                           seatrt::model::model_plugin_candidates(seat, plugins));
     model = loader->load(loader->prepare(o.model_dir), plugins.dispatch->table(), context, max_batch_tokens);
@@ -173,7 +180,8 @@ class Pass {
     const bool cuda = m.kernels()->device_kind == SEATRT_DEVICE_CUDA;
     in.dtype = eng::parse_kv_dtype(o.kv == "auto" ? (cuda ? "fp8" : "bf16") : o.kv);
     in.block_size = 16;
-    in.max_model_len = o.prompt_len + o.warmup + o.steps + 2;
+    // Whole blocks per sequence (each holds its own partial last block).
+    in.max_model_len = (o.prompt_len + o.warmup + o.steps + 2 + in.block_size - 1) / in.block_size * in.block_size;
     in.max_num_seqs = batch;
     in.max_num_batched_tokens = static_cast<int64_t>(batch) * o.prompt_len;
     plan_ = eng::plan_kv_pool(in, eng::kv_bytes_for_context_multiple(in, batch + 1.0));
@@ -227,7 +235,9 @@ class Pass {
     eng::StepPlan plan;
     for (auto& seq : seqs_) {
       const int64_t count = seq->num_computed == 0 ? n : 1;
-      if (!kv_->allocate(*seq, count)) throw std::runtime_error("KV pool short (internal sizing error)");
+      if (!kv_->allocate(*seq, count))
+        throw std::runtime_error("KV pool short for sequence " + std::to_string(seq->id) + " at " +
+                                 std::to_string(seq->num_computed) + " tokens (" + eng::describe(plan_) + ")");
       plan.chunks.push_back({seq, seq->num_computed, count, true});
       plan.num_tokens += count;
     }
@@ -293,7 +303,7 @@ int64_t max_batch_tokens(const Options& o) {
 // per B (temperature 0.8), which the profile summary compares against.
 std::map<int32_t, double> timed_passes(const Options& o, Clock::time_point deadline, nlohmann::json& report) {
   const auto t_load = Clock::now();
-  Session session(o, "", max_batch_tokens(o));
+  Session session(o, max_batch_tokens(o));
   const auto& info = session.model->info();
   std::printf("loaded %s in %.1f s: %d layers, hidden %d, vocab %d; provider %s\n", o.model_dir.string().c_str(),
               ms_since(t_load) / 1000, info.num_layers, info.hidden_size, info.vocab_size, o.provider.string().c_str());
@@ -362,8 +372,8 @@ void profile_pass(const Options& o, Clock::time_point deadline, const std::map<i
   const fs::path file = fs::temp_directory_path() / ("seatrt-step-profile-" + std::to_string(::getpid()) + ".tsv");
   std::map<int32_t, int32_t> steps;  // decode steps run per B (warmup included)
   {
-    Session session(o, "profile = true\nprofile_file = \"" + file.string() + "\"\n", max_batch_tokens(o));
-    if (!session.cuda()) {
+    Session session(o, max_batch_tokens(o), &file);
+    if (!session.model) {
       std::printf("profile pass skipped: the provider is not the CUDA one (its per-op timer is a CUDA provider option)\n");
       return;
     }
