@@ -10,7 +10,7 @@ set -eu
 b=${1:-build-e2e}
 out=${2:-$b/carry}
 "$(dirname "$0")/make_serve_carry.sh" "$b" "$out"
-for t in seatrt_cuda_tests seatrt_cuda_e2e_tests seatrt-conformance; do
+for t in seatrt_cuda_tests seatrt_cuda_e2e_tests seatrt-conformance seatrt-step-profile; do
   if [ -x "$b/bin/$t" ]; then strip -o "$out/bin/$t" "$b/bin/$t"; else echo "missing: $b/bin/$t" >&2; fi
 done
 du -sh "$out"
