@@ -203,7 +203,7 @@ void Model::load_layer(int32_t index) {
     w.post_ff_norm_1 = load_plain(p + "post_feedforward_layernorm_1.weight");
     w.pre_ff_norm_2 = load_plain(p + "pre_feedforward_layernorm_2.weight");
     w.post_ff_norm_2 = load_plain(p + "post_feedforward_layernorm_2.weight");
-    w.router_scale = load_plain(p + "router.scale");
+    w.router_input_weight = fold_router_scale(load_plain(p + "router.scale"));
     w.per_expert_scale = load_plain(p + "router.per_expert_scale");
     w.router_proj = linear("router.proj");
     for (int32_t e = 0; e < c_.num_experts; ++e) {
@@ -221,6 +221,28 @@ void Model::load_layer(int32_t index) {
   w.inv_freq = view(d, SEATRT_DTYPE_F32, {static_cast<int64_t>(g.inv_freq.size())}, k_->device_kind);
 }
 
+// HF's router input is rmsnorm(h) * router.scale * hidden^-1/2 (weightless
+// norm).  The two factors are folded into one weight vector here, once, so
+// the forward runs one weighted rms_norm instead of a norm and two
+// elementwise ops; equal up to fp32 rounding of the product.
+seatrt_tensor Model::fold_router_scale(const seatrt_tensor& router_scale) {
+  const int64_t hs = c_.hidden_size;
+  seatrt_tensor folded = view(allocate(static_cast<std::size_t>(hs) * sizeof(float)), SEATRT_DTYPE_F32, {hs},
+                              k_->device_kind);
+  const Ops ops(k_, ctx_, nullptr);
+  ops.elementwise(SEATRT_EW_SCALE, router_scale, nullptr, static_cast<float>(1.0 / std::sqrt(static_cast<double>(hs))),
+                  folded);
+  ops.sync();
+  return folded;
+}
+
+// Kernel calls per MoE layer with its own v_proj (one less on k_eq_v layers),
+// kv_store and attention included:
+//   before ABI 1.1: 32 -- 11 rms_norm, 2 rope, 6 add/mul/scale, 13 others;
+//   a 1.0 provider now: 30 (the router input is one weighted rms_norm);
+//   an ABI 1.1 provider: 22 -- the input norm comes with the previous layer's
+//   end, q/k norms carry their rope, each norm-add(-scale)(-norm) chain
+//   (after attention, the expert branch, the layer's end) is one add_rms_norm.
 void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
   const int64_t t = b.num_tokens;
   if (t <= 0 || t > max_tokens_)
@@ -245,6 +267,9 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
   ops.embedding(*b.token_ids, embed_, bf16_round(std::sqrt(static_cast<float>(hs))), h);
   trace(-1, "hidden", h);
 
+  // x holds rmsnorm(h) * input_layernorm: the end of each layer computes the
+  // next layer's (and after the last, the final norm) with its residual add.
+  if (c_.num_layers > 0) ops.rms_norm(h, &layers_[0].input_norm, eps, x);
   for (int32_t li = 0; li < c_.num_layers; ++li) {
     const auto& g = c_.layers[static_cast<std::size_t>(li)];
     const LayerWeights& w = layers_[static_cast<std::size_t>(li)];
@@ -252,22 +277,19 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
 
     // Attention: q = rope(q_norm(q_proj a)); k = rope(k_norm(k_raw));
     // v = v_norm(v_raw), v_raw = k_raw on k_eq_v layers.  Scale 1.0.
-    ops.rms_norm(h, &w.input_norm, eps, x);
-    seatrt_tensor q2 = f32(ws_.q, {t, nq * d}), q3 = f32(ws_.q, {t, nq, d}), q_rows = f32(ws_.q, {t * nq, d});
+    seatrt_tensor q2 = f32(ws_.q, {t, nq * d}), q3 = f32(ws_.q, {t, nq, d});
     seatrt_tensor k2 = f32(ws_.k, {t, nkv * d}), k3 = f32(ws_.k, {t, nkv, d}), k_rows = f32(ws_.k, {t * nkv, d});
     seatrt_tensor v2 = f32(ws_.v, {t, nkv * d}), v3 = f32(ws_.v, {t, nkv, d}), v_rows = f32(ws_.v, {t * nkv, d});
     ops.linear(x, w.q_proj, q2);
-    ops.rms_norm(q_rows, &w.q_norm, eps, q_rows);
-    ops.rope(q3, *b.positions, w.inv_freq, q3);
+    ops.rms_norm_rope(q3, &w.q_norm, eps, *b.positions, w.inv_freq);
     ops.linear(x, w.k_proj, k2);
     if (w.v_proj) {
       ops.linear(x, w.v_proj, v2);
       ops.rms_norm(v_rows, nullptr, eps, v_rows);
     } else {
-      ops.rms_norm(k_rows, nullptr, eps, v_rows);
+      ops.rms_norm(k_rows, nullptr, eps, v_rows);  // from the raw k, before k is normed
     }
-    ops.rms_norm(k_rows, &w.k_norm, eps, k_rows);
-    ops.rope(k3, *b.positions, w.inv_freq, k3);
+    ops.rms_norm_rope(k3, &w.k_norm, eps, *b.positions, w.inv_freq);
     // Sliding layers may be paged in their own pool (appended batch fields).
     const bool own_pool = g.window > 0 && b.struct_size >= offsetof(seatrt_forward_batch, window_slot_mapping) + sizeof(b.window_slot_mapping) &&
                           b.window_block_tables && b.window_slot_mapping;
@@ -289,50 +311,54 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
     a.out = &attn3;
     ops.attention(a);
     ops.linear(attn2, w.o_proj, branch);
-    ops.rms_norm(branch, &w.post_attention_norm, eps, branch);
-    ops.elementwise(SEATRT_EW_ADD, h, &branch, 0.0f, h);
+    // h += post_attention_norm(branch); x = pre_feedforward_layernorm(h).
+    ops.add_rms_norm(branch, &w.post_attention_norm, h, eps, 1.0f, &w.pre_ff_norm, &x);
 
     // Feed-forward: dense MLP (+ routed experts), each branch normed, the
     // sum normed again, residual add, then the whole stream x layer_scalar.
     const int64_t inter = c_.intermediate_size;
     seatrt_tensor gate = f32(ws_.mlp_gate, {t, inter}), up = f32(ws_.mlp_up, {t, inter}),
                   act = f32(ws_.mlp_act, {t, inter});
-    ops.rms_norm(h, &w.pre_ff_norm, eps, x);
+    seatrt_tensor m1 = f32(ws_.m1, {t, hs});  // MoE: dense branch + expert branch, each normed
+    seatrt_tensor* ff_out = &branch;            // the feed-forward output before post_feedforward_layernorm
     ops.linear(x, w.gate_proj, gate);
     ops.linear(x, w.up_proj, up);
     ops.glu(gate, up, act);
     ops.linear(act, w.down_proj, branch);
     if (c_.moe) {
       const int64_t e = c_.num_experts, k = c_.top_k;
-      seatrt_tensor m1 = f32(ws_.m1, {t, hs});
       ops.rms_norm(branch, &w.post_ff_norm_1, eps, m1);
-      // Router on the un-normed residual: weightless RMSNorm x scale x H^-1/2.
+      // Router on the un-normed residual: RMSNorm with the folded
+      // scale x H^-1/2 weight (fold_router_scale).
       seatrt_tensor r = f32(ws_.router_in, {t, hs});
       seatrt_tensor logits = f32(ws_.router_logits, {t, e});
       seatrt_tensor ids = view(ws_.router_ids, SEATRT_DTYPE_I32, {t, k}, dk);
       seatrt_tensor weights = f32(ws_.router_weights, {t, k});
-      ops.rms_norm(h, nullptr, eps, r);
-      ops.elementwise(SEATRT_EW_MUL, r, &w.router_scale, 0.0f, r);
-      ops.elementwise(SEATRT_EW_SCALE, r, nullptr, static_cast<float>(1.0 / std::sqrt(static_cast<double>(hs))), r);
+      ops.rms_norm(h, &w.router_input_weight, eps, r);
       ops.linear(r, w.router_proj, logits);
       ops.router_topk(logits, c_.top_k, &w.per_expert_scale, ids, weights);
       seatrt_tensor ein = f32(ws_.expert_in, {t, hs}), eout = f32(ws_.expert_out, {t, hs});
       ops.rms_norm(h, &w.pre_ff_norm_2, eps, ein);
       ops.moe(c_.num_experts, ein, ids, weights, w.expert_gate.data(), w.expert_up.data(), w.expert_down.data(), eout);
-      ops.rms_norm(eout, &w.post_ff_norm_2, eps, eout);
-      ops.elementwise(SEATRT_EW_ADD, m1, &eout, 0.0f, branch);
+      ops.add_rms_norm(eout, &w.post_ff_norm_2, m1, eps, 1.0f, nullptr, nullptr);  // m1 += norm_2(eout)
+      ff_out = &m1;
       trace(li, "router_ids", ids);
       trace(li, "router_weights", weights);
     }
-    ops.rms_norm(branch, &w.post_ff_norm, eps, branch);
-    ops.elementwise(SEATRT_EW_ADD, h, &branch, 0.0f, h);
-    ops.elementwise(SEATRT_EW_SCALE, h, nullptr, w.layer_scalar, h);
+    // h = (h + post_feedforward_layernorm(ff_out)) * layer_scalar, and x =
+    // the next layer's input norm of h (the final norm after the last layer,
+    // when logits are wanted).
+    const bool last = li + 1 == c_.num_layers;
+    const seatrt_tensor* next_norm = last ? &final_norm_ : &layers_[static_cast<std::size_t>(li) + 1].input_norm;
+    const bool want_x = !last || b.num_logits > 0;
+    ops.add_rms_norm(*ff_out, &w.post_ff_norm, h, eps, w.layer_scalar, next_norm, want_x ? &x : nullptr);
     trace(li, "hidden", h);
   }
 
-  // Final norm, the rows that need logits, tied LM head, soft-cap.
+  // Final norm (x, unless there are no layers), the rows that need logits,
+  // tied LM head, soft-cap.
   if (b.num_logits == 0) return;
-  ops.rms_norm(h, &final_norm_, eps, x);
+  if (c_.num_layers == 0) ops.rms_norm(h, &final_norm_, eps, x);
   seatrt_tensor rows = f32(ws_.rows, {b.num_logits, hs});
   ops.gather_rows(x, *b.logits_index, rows);
   ops.linear(rows, &lm_head_, *b.logits);

@@ -23,7 +23,8 @@ struct LayerWeights {
   seatrt_tensor input_norm{}, post_attention_norm{}, pre_ff_norm{}, post_ff_norm{};
   seatrt_tensor q_norm{}, k_norm{};
   seatrt_tensor post_ff_norm_1{}, pre_ff_norm_2{}, post_ff_norm_2{};  // MoE only
-  seatrt_tensor router_scale{}, per_expert_scale{};                   // MoE only
+  seatrt_tensor router_input_weight{};  // MoE: router.scale * hidden^-1/2, folded at load
+  seatrt_tensor per_expert_scale{};     // MoE only
   float layer_scalar = 1.0f;
   seatrt_tensor inv_freq{};  // F32 [head_dim / 2], on the device
   // Expert weights as contiguous arrays for the moe op.
@@ -52,6 +53,7 @@ class Model {
   void load_embedding();
   float read_scalar(const std::string& name) const;
   void load_layer(int32_t index);
+  seatrt_tensor fold_router_scale(const seatrt_tensor& router_scale);
 
   const seatrt_model_source* src_;
   const seatrt_kernel_api* k_;

@@ -67,6 +67,38 @@ class Ops {
     seatrt_gather_rows_args a{sizeof(a), &x, &index, &out};
     call(k_->gather_rows, a, "gather_rows");
   }
+  // residual <- (residual + rmsnorm(x) * x_weight) * scale; then, if out,
+  // out <- rmsnorm(residual) * out_weight.  One call when the provider has
+  // the ABI 1.1 fused op, else the unfused sequence (which normalises x in
+  // place: callers treat x as scratch either way).
+  void add_rms_norm(seatrt_tensor& x, const seatrt_tensor* x_weight, seatrt_tensor& residual, float eps,
+                    float scale, const seatrt_tensor* out_weight, seatrt_tensor* out) const {
+    if (has_fused()) {
+      seatrt_add_rms_norm_args a{sizeof(a), &x, x_weight, &residual, eps, scale, out_weight, out};
+      call(k_->add_rms_norm, a, "add_rms_norm");
+      return;
+    }
+    rms_norm(x, x_weight, eps, x);
+    elementwise(SEATRT_EW_ADD, residual, &x, 0.0f, residual);
+    if (scale != 1.0f) elementwise(SEATRT_EW_SCALE, residual, nullptr, scale, residual);
+    if (out) rms_norm(residual, out_weight, eps, *out);
+  }
+  // x [T, heads, D] <- rope(rmsnorm(x) * weight) in place: one call with the
+  // fused op, else rms_norm then rope.
+  void rms_norm_rope(seatrt_tensor& x, const seatrt_tensor* weight, float eps, const seatrt_tensor& positions,
+                     const seatrt_tensor& inv_freq) const {
+    if (has_fused()) {
+      seatrt_rms_norm_rope_args a{sizeof(a), &x, weight, eps, 0, &positions, &inv_freq, &x};
+      call(k_->rms_norm_rope, a, "rms_norm_rope");
+      return;
+    }
+    rms_norm(x, weight, eps, x);
+    rope(x, positions, inv_freq, x);
+  }
+  // Whether the table carries both ABI 1.1 fused ops (a 1.0 table is shorter).
+  bool has_fused() const {
+    return SEATRT_HAS_FIELD(k_, seatrt_kernel_api, rms_norm_rope) && k_->add_rms_norm && k_->rms_norm_rope;
+  }
   void sync() const {
     if (k_->stream_sync) sdk::throw_if_error(k_->stream_sync(ctx_, s_));
   }
