@@ -54,6 +54,6 @@ rc=$?
 grep -v " info \[" "$out/step_profile.log"
 echo "step-profile exit: $rc"
 echo "-- provider's full op table (stderr, all rows incl. prefill):"
-grep -v " info \[" "$out/step_profile.err" | tail -60
+grep -v " info \[" "$out/step_profile.err" | head -60
 stamp "done"
 exit $rc

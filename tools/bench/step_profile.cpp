@@ -209,7 +209,12 @@ class Pass {
   const std::string& graphs_off_reason() const { return runner_->graphs_off_reason(); }
   bool host_sampled() const { return host_sampled_; }
 
-  PhaseTimes run(Clock::time_point deadline, int32_t* decode_steps_done) {
+  // prompt_by_token: the prompts are fed one token per step (B rows each),
+  // so every step of the pass is decode-shaped (the profile pass: each op
+  // call on this runner's stream then belongs to a decode step at batch B).
+  // *forwards = forward calls made, *decode_steps_done = steps after the prompt.
+  PhaseTimes run(Clock::time_point deadline, int32_t* decode_steps_done, bool prompt_by_token = false,
+                 int32_t* forwards = nullptr) {
     std::mt19937 rng(std::random_device{}());
     std::uniform_int_distribution<int32_t> pick(3, m_.info().vocab_size - 1);
     for (int32_t s = 0; s < batch_; ++s) {
@@ -220,12 +225,19 @@ class Pass {
       seqs_.push_back(seq);
     }
     PhaseTimes t;
-    step(o_.prompt_len, nullptr);  // prefill: every prompt in one step
+    int32_t calls = 0;
+    if (prompt_by_token) {
+      for (int32_t i = 0; i < o_.prompt_len; ++i, ++calls) step(1, nullptr);
+    } else {
+      step(o_.prompt_len, nullptr);  // prefill: every prompt in one step
+      ++calls;
+    }
     *decode_steps_done = 0;
-    for (int32_t i = 0; i < o_.warmup + o_.steps && Clock::now() < deadline; ++i) {
+    for (int32_t i = 0; i < o_.warmup + o_.steps && Clock::now() < deadline; ++i, ++calls) {
       step(1, i >= o_.warmup ? &t : nullptr);
       ++*decode_steps_done;
     }
+    if (forwards) *forwards = calls;
     return t;
   }
 
@@ -234,7 +246,7 @@ class Pass {
     const auto t0 = Clock::now();
     eng::StepPlan plan;
     for (auto& seq : seqs_) {
-      const int64_t count = seq->num_computed == 0 ? n : 1;
+      const int64_t count = seq->num_computed == 0 ? n : 1;  // n > 1: the prefill
       if (!kv_->allocate(*seq, count))
         throw std::runtime_error("KV pool short for sequence " + std::to_string(seq->id) + " at " +
                                  std::to_string(seq->num_computed) + " tokens (" + eng::describe(plan_) + ")");
@@ -271,7 +283,8 @@ class Pass {
       eng::Sequence& seq = *seqs_[i];
       seq.num_computed += plan.chunks[i].count;
       kv_->commit(seq);
-      seq.tokens.push_back(results_[i].event.token);
+      // A token is drawn only once the whole prompt is in the cache.
+      if (seq.num_computed == static_cast<int64_t>(seq.tokens.size())) seq.tokens.push_back(results_[i].event.token);
     }
     const double host_b = ms_since(t3);
     if (!t) return;
@@ -299,8 +312,9 @@ int64_t max_batch_tokens(const Options& o) {
   return static_cast<int64_t>(*std::max_element(o.batches.begin(), o.batches.end())) * o.prompt_len;
 }
 
-// Timed passes: every B, mode and sampler.  Returns the eager forward median
-// per B (temperature 0.8), which the profile summary compares against.
+// Timed passes: every B, mode and sampler.  Returns the eager forward +
+// sample medians per B (temperature 0.8), which the profile summary
+// compares against.
 std::map<int32_t, double> timed_passes(const Options& o, Clock::time_point deadline, nlohmann::json& report) {
   const auto t_load = Clock::now();
   Session session(o, max_batch_tokens(o));
@@ -333,7 +347,7 @@ std::map<int32_t, double> timed_passes(const Options& o, Clock::time_point deadl
                     pass.kv_name().c_str(), t.total.size(), total, median(t.forward), median(t.sample), median(t.host),
                     mean(t.total), 1000.0 * b / total, notes.c_str());
         std::fflush(stdout);
-        if (!graphs && temperature > 0 && !t.forward.empty()) eager_forward[b] = median(t.forward);
+        if (!graphs && temperature > 0 && !t.forward.empty()) eager_forward[b] = median(t.forward) + median(t.sample);
         report["passes"].push_back({{"batch", b}, {"mode", mode}, {"sampler", sampler}, {"kv", pass.kv_name()},
                                     {"timed_steps", t.total.size()}, {"median_total_ms", total},
                                     {"median_forward_ms", median(t.forward)}, {"median_sample_ms", median(t.sample)},
@@ -346,6 +360,7 @@ std::map<int32_t, double> timed_passes(const Options& o, Clock::time_point deadl
 }
 
 struct ProfileRow {
+  int32_t stream = 0;
   std::string op, variant;
   int64_t out = 0, in = 0, rows = 0, count = 0;
   double total_ms = 0, mean_us = 0;
@@ -359,63 +374,76 @@ std::vector<ProfileRow> read_profile(const fs::path& file) {
     if (line.empty() || line[0] == '#') continue;
     std::istringstream in(line);
     ProfileRow r;
-    if (!(in >> r.op >> r.variant >> r.out >> r.in >> r.rows >> r.count >> r.total_ms >> r.mean_us))
+    if (!(in >> r.stream >> r.op >> r.variant >> r.out >> r.in >> r.rows >> r.count >> r.total_ms >> r.mean_us))
       throw std::runtime_error(file.string() + ": unreadable line '" + line + "'");
     out.push_back(r);
   }
   return out;
 }
 
-// The profiled pass: eager, temperature 0.8, per-op GPU time summed per step.
+// The profiled pass: eager, temperature 0.8, every step decode-shaped (the
+// prompts fed a token per step), one runner (stream) per batch size, all
+// kept alive until the table is written so no stream handle is reused.  The
+// provider numbers streams in order of first use; the last ones are these
+// passes' in order.  Per-op GPU time per step = total / forward calls.
 void profile_pass(const Options& o, Clock::time_point deadline, const std::map<int32_t, double>& eager_forward,
                   nlohmann::json& report) {
   const fs::path file = fs::temp_directory_path() / ("seatrt-step-profile-" + std::to_string(::getpid()) + ".tsv");
-  std::map<int32_t, int32_t> steps;  // decode steps run per B (warmup included)
+  std::vector<std::pair<int32_t, int32_t>> passes;  // (B, forward calls), in stream order
   {
     Session session(o, max_batch_tokens(o), &file);
     if (!session.model) {
       std::printf("profile pass skipped: the provider is not the CUDA one (its per-op timer is a CUDA provider option)\n");
       return;
     }
+    std::vector<std::unique_ptr<Pass>> alive;
     for (int32_t b : o.batches) {
       if (Clock::now() >= deadline) break;
-      Pass pass(*session.model, o, b, /*graphs=*/false, 0.8f);
-      int32_t done = 0;
-      pass.run(deadline, &done);
-      steps[b] = done;
+      alive.push_back(std::make_unique<Pass>(*session.model, o, b, /*graphs=*/false, 0.8f));
+      int32_t done = 0, forwards = 0;
+      alive.back()->run(deadline, &done, /*prompt_by_token=*/true, &forwards);
+      passes.emplace_back(b, forwards);
     }
+    alive.clear();
   }  // the context's destroy writes the table
   const std::vector<ProfileRow> rows = read_profile(file);
   std::filesystem::remove(file);
-  for (const auto& [b, n] : steps) {
-    if (n == 0) continue;
-    // A decode step at batch B runs its ops on B rows; the prefill before it
-    // adds at most one call of the logits-side ops at B rows, so calls per
-    // step = round(count / steps).
+  std::vector<int32_t> streams;
+  for (const auto& r : rows)
+    if (std::find(streams.begin(), streams.end(), r.stream) == streams.end()) streams.push_back(r.stream);
+  std::sort(streams.begin(), streams.end());
+  if (streams.size() < passes.size())
+    throw std::runtime_error("the profile table has " + std::to_string(streams.size()) + " streams for " +
+                             std::to_string(passes.size()) + " passes");
+  for (size_t i = 0; i < passes.size(); ++i) {
+    const auto [b, n] = passes[i];
+    const int32_t stream = streams[streams.size() - passes.size() + i];
     std::vector<std::pair<double, const ProfileRow*>> per_step;
     double sum = 0;
     for (const auto& r : rows) {
-      if (r.rows != b) continue;
-      const double calls = std::round(static_cast<double>(r.count) / n);
-      if (calls < 1) continue;
-      const double ms = calls * r.mean_us / 1000.0;
+      if (r.stream != stream) continue;
+      const double ms = r.total_ms / n;
       per_step.emplace_back(ms, &r);
       sum += ms;
     }
     std::sort(per_step.begin(), per_step.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
     const auto fwd = eager_forward.find(b);
-    std::printf("\nper-op GPU time per decode step, B=%d (eager, %d profiled steps): %.3f ms in ops", b, n, sum);
+    std::printf("\nper-op GPU time per decode step, B=%d (eager, t=0.8, %d profiled steps): %.3f ms in ops", b, n, sum);
     if (fwd != eager_forward.end())
-      std::printf(" of %.3f ms eager forward (unprofiled): %.3f ms outside ops (launch gaps, uploads, host)", fwd->second,
-                  fwd->second - sum);
-    std::printf("\n  %-14s %-8s %7s %7s %6s %9s %9s %6s\n", "op", "variant", "out", "in", "calls", "mean us", "ms/step", "share");
+      std::printf(" of %.3f ms eager forward + sample (unprofiled medians above): %.3f ms outside the ops (launch "
+                  "gaps, uploads, syncs, host)", fwd->second, fwd->second - sum);
+    std::printf("\n  (a GPU waiting on the host shows launch latency inside each op's time; rows = first axis of the "
+                "op's main tensor)\n");
+    std::printf("  %-14s %-8s %7s %7s %7s %7s %9s %9s %6s\n", "op", "variant", "out", "in", "rows", "calls", "mean us",
+                "ms/step", "share");
     nlohmann::json ops = nlohmann::json::array();
     for (const auto& [ms, r] : per_step) {
-      const double calls = std::round(static_cast<double>(r->count) / n);
-      std::printf("  %-14s %-8s %7lld %7lld %6.0f %9.2f %9.3f %5.1f%%\n", r->op.c_str(), r->variant.c_str(),
-                  static_cast<long long>(r->out), static_cast<long long>(r->in), calls, r->mean_us, ms, 100.0 * ms / sum);
-      ops.push_back({{"op", r->op}, {"variant", r->variant}, {"out", r->out}, {"in", r->in}, {"calls", calls},
-                     {"mean_us", r->mean_us}, {"ms_per_step", ms}});
+      const double calls = static_cast<double>(r->count) / n;
+      std::printf("  %-14s %-8s %7lld %7lld %7lld %7.2f %9.2f %9.3f %5.1f%%\n", r->op.c_str(), r->variant.c_str(),
+                  static_cast<long long>(r->out), static_cast<long long>(r->in), static_cast<long long>(r->rows), calls,
+                  r->mean_us, ms, 100.0 * ms / sum);
+      ops.push_back({{"op", r->op}, {"variant", r->variant}, {"out", r->out}, {"in", r->in}, {"rows", r->rows},
+                     {"calls_per_step", calls}, {"mean_us", r->mean_us}, {"ms_per_step", ms}});
     }
     report["profile"][std::to_string(b)] = {{"steps", n}, {"ops_ms_per_step", sum}, {"ops", ops}};
   }

@@ -83,7 +83,10 @@ int64_t Profiler::begin(cudaStream_t stream, const OpKey& key) {
     ++dropped_;
     return -1;
   }
-  pending_.push_back(Pending{key, pair, false});
+  Pending p{key, pair, false};
+  const auto ordinal = stream_ordinal_.try_emplace(stream, static_cast<int32_t>(stream_ordinal_.size()));
+  p.key.stream = ordinal.first->second;
+  pending_.push_back(p);
   return generation_ * static_cast<int64_t>(start_.size()) + pair;
 }
 
@@ -129,18 +132,18 @@ void Profiler::dump() {
   for (const auto& r : rows) total += r.second.total_ms;
   std::fprintf(stderr, "cuda profile: GPU time per op (event pairs around each op slot; %lld dropped), %.3f ms in all\n",
                static_cast<long long>(dropped_), total);
-  std::fprintf(stderr, "  %-14s %-8s %7s %7s %7s %9s %11s %9s\n", "op", "variant", "out", "in", "rows", "count",
-               "total ms", "mean us");
+  std::fprintf(stderr, "  %6s %-14s %-8s %7s %7s %7s %9s %11s %9s\n", "stream", "op", "variant", "out", "in", "rows",
+               "count", "total ms", "mean us");
   for (const auto& [k, s] : rows)
-    std::fprintf(stderr, "  %-14s %-8s %7lld %7lld %7lld %9lld %11.3f %9.2f\n", k.op, k.variant,
+    std::fprintf(stderr, "  %6d %-14s %-8s %7lld %7lld %7lld %9lld %11.3f %9.2f\n", k.stream, k.op, k.variant,
                  static_cast<long long>(k.out_features), static_cast<long long>(k.in_features),
                  static_cast<long long>(k.rows), static_cast<long long>(s.count), s.total_ms,
                  1000.0 * s.total_ms / static_cast<double>(s.count));
   if (options_.file.empty()) return;
   std::ofstream f(options_.file);
-  f << "# op\tvariant\tout_features\tin_features\trows\tcount\ttotal_ms\tmean_us\n";
+  f << "# stream\top\tvariant\tout_features\tin_features\trows\tcount\ttotal_ms\tmean_us\n";
   for (const auto& [k, s] : rows)
-    f << k.op << '\t' << (*k.variant ? k.variant : "-") << '\t' << k.out_features << '\t' << k.in_features << '\t'
+    f << k.stream << '\t' << k.op << '\t' << (*k.variant ? k.variant : "-") << '\t' << k.out_features << '\t' << k.in_features << '\t'
       << k.rows << '\t' << s.count << '\t' << s.total_ms << '\t' << 1000.0 * s.total_ms / static_cast<double>(s.count)
       << '\n';
   if (!f) std::fprintf(stderr, "cuda profile: could not write %s\n", options_.file.c_str());

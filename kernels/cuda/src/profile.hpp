@@ -9,8 +9,8 @@
 // lazily, when the pool fills and at dump, and aggregated per key: op name,
 // variant (elementwise kind, attention window/full), a Linear's
 // out_features x in_features, and the op's rows (the first axis of its main
-// tensor: tokens for most ops, so a decode step at batch B is told apart
-// from the prefill before it).  Ops enqueued while their stream is being
+// tensor) and the stream (numbered in order of first use: a tool running
+// one batch size per stream reads each apart).  Ops enqueued while their stream is being
 // captured into a graph are not recorded (events would become graph nodes).
 // The table goes to stderr, and as TSV to `profile_file` when one is named,
 // at context destroy.
@@ -47,7 +47,10 @@ struct OpKey {
   int64_t out_features = 0;
   int64_t in_features = 0;
   int64_t rows = 0;
-  auto tie() const { return std::make_tuple(std::string(op), std::string(variant), out_features, in_features, rows); }
+  int32_t stream = 0;  // ordinal, set by Profiler::begin
+  auto tie() const {
+    return std::make_tuple(stream, std::string(op), std::string(variant), out_features, in_features, rows);
+  }
   bool operator<(const OpKey& o) const { return tie() < o.tie(); }
 };
 
@@ -86,6 +89,7 @@ class Profiler {
   std::vector<cudaEvent_t> start_, stop_;
   std::vector<Pending> pending_;  // capacity = pool size, reserved once
   std::map<OpKey, Stats> stats_;
+  std::map<cudaStream_t, int32_t> stream_ordinal_;
   int64_t dropped_ = 0;     // pairs that failed to record or resolve
   int64_t generation_ = 0;  // resolutions so far: part of each ticket
 };
