@@ -45,6 +45,15 @@ TEST_CASE("create fails cleanly without a device, and options are checked") {
   }
 }
 
+TEST_CASE("profile options are parsed before any device work: bad ones refused everywhere") {
+  seatrt_kernel_context* ctx = nullptr;
+  CHECK(code_of(cuda().api().create("profile = 1", 0, &ctx)) == SEATRT_ERR_INVALID_ARG);
+  CHECK(code_of(cuda().api().create("profile_file = \"\"", 0, &ctx)) == SEATRT_ERR_INVALID_ARG);
+  CHECK(code_of(cuda().api().create("profile = [", 0, &ctx)) == SEATRT_ERR_INVALID_ARG);
+  CHECK(code_of(cuda().api().create("threads = 4", 0, &ctx)) == SEATRT_ERR_INVALID_ARG);
+  CHECK(ctx == nullptr);
+}
+
 TEST_CASE("the weight layouts are listed without a device") {
   int32_t ids[4] = {};
   int32_t n = 0;
