@@ -99,13 +99,6 @@ Options parse(int argc, char** argv) {
                              "[--profile on|off] [--json FILE]");
   if (o.prompt_len < 2 || o.steps < 1 || o.warmup < 0 || !(o.seconds > 0))
     throw std::runtime_error("--prompt-len must be >= 2, --steps >= 1, --warmup >= 0, --seconds > 0");
-  // The profile table tells a decode step at batch B by its rows (= B); a
-  // prefill of B' * P tokens must not look like one.
-  for (int32_t b : o.batches)
-    for (int32_t b2 : o.batches)
-      if (static_cast<int64_t>(b2) * o.prompt_len == b)
-        throw std::runtime_error("--prompt-len " + std::to_string(o.prompt_len) + ": a prefill of " + std::to_string(b2) +
-                                 " prompts has as many tokens as the decode batch " + std::to_string(b) + "; pick another");
   return o;
 }
 
@@ -170,7 +163,7 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 class Pass {
  public:
   Pass(const seatrt::model::LoadedModel& m, const Options& o, int32_t batch, bool graphs, float temperature)
-      : m_(m), o_(o), batch_(batch), temperature_(temperature) {
+      : m_(m), o_(o), batch_(batch) {
     const seatrt_model_info& info = m.info();
     eng::KvPlanInput in;
     for (int32_t l = 0; l < info.num_layers; ++l) {
@@ -297,7 +290,6 @@ class Pass {
   const seatrt::model::LoadedModel& m_;
   const Options& o_;
   int32_t batch_;
-  float temperature_;
   eng::KvPlan plan_;
   std::unique_ptr<eng::KvManager> kv_;
   std::unique_ptr<eng::AbiModelRunner> runner_;
