@@ -99,6 +99,7 @@ Options parse(int argc, char** argv) {
                              "[--profile on|off] [--json FILE]");
   if (o.prompt_len < 2 || o.steps < 1 || o.warmup < 0 || !(o.seconds > 0))
     throw std::runtime_error("--prompt-len must be >= 2, --steps >= 1, --warmup >= 0, --seconds > 0");
+  if (o.kv != "auto") eng::parse_kv_dtype(o.kv);  // throws naming the value
   return o;
 }
 
