@@ -6,11 +6,14 @@
 #   2. the conformance tool, CUDA candidate against the CPU reference;
 #   3. end to end on the tiny fixtures against the HF reference, and the
 #      server's engine on CUDA (batched greedy, eager and from graphs);
-#   4. tools/bench/run_serve_device.sh: copy bandwidth, the HF floor, the
+#   4. tools/bench/run_profile_device.sh: where a decode step's time goes
+#      (seatrt-step-profile on the synthetic checkpoint), PROFILE_LIMIT s;
+#   5. tools/bench/run_serve_device.sh: copy bandwidth, the HF floor, the
 #      full-size synthetic checkpoint served by `seatrt serve`, decode sweep,
-#      prefill lengths, the report with each byte limit.
-# Limits (seconds) from the environment: TESTS_LIMIT, CONF_LIMIT, E2E_LIMIT;
-# the serve step takes TOTAL_LIMIT and the rest of run_serve_device.sh's.
+#      prefill lengths, the report with each byte limit; SERVE_LIMIT s.
+# Limits (seconds) from the environment: TESTS_LIMIT, CONF_LIMIT, E2E_LIMIT,
+# PROFILE_LIMIT, SERVE_LIMIT (0 skips a step); the serve step also takes the
+# rest of run_serve_device.sh's variables.
 set -u
 c=${1:-build-e2e/carry}
 out=${OUT:-/tmp}
@@ -41,8 +44,20 @@ timeout "${E2E_LIMIT:-90}" "$c/bin/seatrt_cuda_e2e_tests" -s > "$out/e2e.log" 2>
 rc=$?; grep -E "engine on cuda|cuda .*(MoE|dense)|passed|failed|FAILED" "$out/e2e.log" | tail -20
 grep -B2 -A14 "FAILED:" "$out/e2e.log" | head -60
 summary+=("e2e: exit $rc, $(tail -2 "$out/e2e.log" | tr '\n' ' ')")
+# A model that fails its end-to-end checks would make the timings meaningless.
+if [ "$rc" -ne 0 ] && [ "${FORCE_BENCH:-0}" != 1 ]; then
+  stamp "end-to-end checks failed: no profile or benchmark (FORCE_BENCH=1 runs them anyway)"
+  printf '%s\n' "${summary[@]}"
+  exit 1
+fi
 
-stamp "4. server benchmark"
-bash tools/bench/run_serve_device.sh "$c"
+if [ "${PROFILE_LIMIT:-120}" -gt 0 ]; then
+  stamp "4. decode step profile"
+  TOTAL_LIMIT=${PROFILE_LIMIT:-120} bash tools/bench/run_profile_device.sh "$c" 2>&1 | tail -80
+fi
+if [ "${SERVE_LIMIT:-300}" -gt 0 ]; then
+  stamp "5. server benchmark"
+  TOTAL_LIMIT=${SERVE_LIMIT:-300} bash tools/bench/run_serve_device.sh "$c"
+fi
 stamp "done"
 printf '%s\n' "${summary[@]}"
