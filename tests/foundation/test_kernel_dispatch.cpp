@@ -119,6 +119,30 @@ TEST_CASE("a provider compiled with a smaller table has its trailing slots absen
   CHECK(dispatch.table()->sample == nullptr);
 }
 
+TEST_CASE("the ABI 1.1 fused ops are optional: absent from a 1.0 table, never reported missing") {
+  // A 1.0 GPU provider (table ends before add_rms_norm) with every other op.
+  seatrt_kernel_api gpu = provider(SEATRT_DEVICE_CUDA, create_a);
+  gpu.rms_norm = rms_norm;
+  gpu.add_rms_norm = reinterpret_cast<decltype(gpu.add_rms_norm)>(rms_norm);  // beyond struct_size
+  gpu.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, add_rms_norm));
+  seatrt_kernel_api cpu = provider(SEATRT_DEVICE_CPU, create_b);
+  KernelDispatch dispatch({&gpu, "cuda"}, {&cpu, "cpu"});
+  CHECK(source_of(dispatch, "add_rms_norm") == "-");
+  CHECK(source_of(dispatch, "rms_norm_rope") == "-");
+  CHECK(dispatch.table()->add_rms_norm == nullptr);
+  CHECK(dispatch.table()->rms_norm_rope == nullptr);
+  const auto missing = dispatch.missing_ops();
+  CHECK(std::find(missing.begin(), missing.end(), "add_rms_norm") == missing.end());
+  // A same-device 1.1 fallback fills them.
+  seatrt_kernel_api cpu_a = provider(SEATRT_DEVICE_CPU, create_a);
+  cpu_a.struct_size = gpu.struct_size;
+  seatrt_kernel_api cpu_b = provider(SEATRT_DEVICE_CPU, create_b);
+  cpu_b.add_rms_norm = reinterpret_cast<decltype(cpu_b.add_rms_norm)>(rms_norm);
+  KernelDispatch with_fallback({&cpu_a, "A"}, {&cpu_b, "B"});
+  CHECK(source_of(with_fallback, "add_rms_norm") == "B");
+  CHECK(with_fallback.table()->add_rms_norm != nullptr);
+}
+
 TEST_CASE("a GPU provider missing an operation is not staged through the CPU") {
   seatrt_kernel_api gpu = provider(SEATRT_DEVICE_CUDA, create_a);
   gpu.rms_norm = rms_norm;
