@@ -96,7 +96,7 @@ void read_cache(TableReader& r, CacheSection& c) {
   c.kv_cache_memory = r.integer("kv_cache_memory", 1, kMaxInt64);
   c.kv_cache_max_context_multiple = r.number("kv_cache_max_context_multiple", 0.0);
   if (auto v = r.string("kv_cache_dtype")) {
-    require_one_of(r, "kv_cache_dtype", *v, {"fp8", "bf16", "auto"});
+    require_one_of(r, "kv_cache_dtype", *v, {"fp8", "bf16", "fp32", "auto"});
     c.kv_cache_dtype = *v;
   }
   if (auto v = r.integer("block_size", 1, 4096)) {

@@ -46,7 +46,9 @@ AbiModelRunner::AbiModelRunner(const AbiModel& model, const KvPlan& plan, int64_
                     k->graph_end && k->graph_launch && k->graph_destroy;
   if (k->stream_create) check(k->stream_create(model_.context, &stream_), "creating a stream");
   const int32_t device = k->device_kind;
-  const auto dtype = plan.dtype == KvDtype::fp8 ? SEATRT_DTYPE_F8_E4M3 : SEATRT_DTYPE_BF16;
+  const auto dtype = plan.dtype == KvDtype::fp8    ? SEATRT_DTYPE_F8_E4M3
+                     : plan.dtype == KvDtype::bf16 ? SEATRT_DTYPE_BF16
+                                                   : SEATRT_DTYPE_F32;
   const auto elem = static_cast<size_t>(kv_dtype_bytes(plan.dtype));
   kv_layers_.resize(model_.layers.size());
   for (size_t l = 0; l < model_.layers.size(); ++l) {

@@ -7,15 +7,30 @@
 
 namespace seatrt::engine {
 
-int kv_dtype_bytes(KvDtype dtype) { return dtype == KvDtype::fp8 ? 1 : 2; }
+int kv_dtype_bytes(KvDtype dtype) {
+  switch (dtype) {
+    case KvDtype::fp8: return 1;
+    case KvDtype::bf16: return 2;
+    case KvDtype::fp32: return 4;
+  }
+  return 4;
+}
 
 KvDtype parse_kv_dtype(const std::string& name) {
   if (name == "fp8" || name == "fp8_e4m3") return KvDtype::fp8;
   if (name == "bf16" || name == "bfloat16") return KvDtype::bf16;
-  throw std::invalid_argument("kv_cache_dtype '" + name + "' is not one of: fp8, bf16");
+  if (name == "fp32" || name == "float32") return KvDtype::fp32;
+  throw std::invalid_argument("kv_cache_dtype '" + name + "' is not one of: fp8, bf16, fp32");
 }
 
-const char* kv_dtype_name(KvDtype dtype) { return dtype == KvDtype::fp8 ? "fp8" : "bf16"; }
+const char* kv_dtype_name(KvDtype dtype) {
+  switch (dtype) {
+    case KvDtype::fp8: return "fp8";
+    case KvDtype::bf16: return "bf16";
+    case KvDtype::fp32: return "fp32";
+  }
+  return "fp32";
+}
 
 namespace {
 

@@ -19,11 +19,13 @@
 
 namespace seatrt::engine {
 
-enum class KvDtype { fp8, bf16 };
+// fp32 stores K/V unrounded: four times fp8's bytes, for checking a seat
+// against an fp32 reference, not for serving.
+enum class KvDtype { fp8, bf16, fp32 };
 
-// Bytes of one cache element: fp8 = 1, bf16 = 2.
+// Bytes of one cache element: fp8 = 1, bf16 = 2, fp32 = 4.
 int kv_dtype_bytes(KvDtype dtype);
-// "fp8" / "bf16"; throws std::invalid_argument naming the value otherwise.
+// "fp8" / "bf16" / "fp32"; throws std::invalid_argument naming the value otherwise.
 KvDtype parse_kv_dtype(const std::string& name);
 const char* kv_dtype_name(KvDtype dtype);
 
