@@ -104,30 +104,34 @@ TEST_CASE("SM90_TILED weights give the CT result exactly (up to fp32 rounding)")
 }
 
 TEST_CASE("dense BF16 linear agrees") {
-  for (int64_t k : {2816, 40}) {
-    auto raw = random_values(300 * k, SEATRT_DTYPE_BF16, 0.05f);
-    auto make = [&](Provider& p) {
-      seatrt_linear_weight w{};
-      w.struct_size = sizeof w;
-      w.format = SEATRT_WFMT_DENSE;
-      w.layout = SEATRT_LAYOUT_DENSE_ROW_MAJOR;
-      w.out_features = 300;
-      w.in_features = k;
-      w.data = p.upload(raw.data(), raw.size(), SEATRT_DTYPE_BF16, {300, k});
-      w.global_scale = 1.0f;
-      return w;
-    };
-    const seatrt_linear_weight wc = make(cuda()), wp = make(cpu());
-    for (int64_t m : {1, 11}) CHECK(run_linear(wc, wp, m, SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16) <= 1e-2);
-    // 2..32 rows with K a multiple of 32: the tensor-core decode kernel (the
-    // LM head's path), fp32-exact up to summation order.
-    for (int64_t m : {2, 3, 8, 16, 32}) {
-      for (int32_t xdt : {SEATRT_DTYPE_BF16, SEATRT_DTYPE_F32}) {
-        INFO("K " << k << " M " << m << " x dtype " << xdt);
-        CHECK(run_linear(wc, wp, m, xdt, SEATRT_DTYPE_F32) <= 1e-4);
+  // N 128 and 300: the one-block-per-feature kernel (the MoE router's shape,
+  // up to 64 rows); N 1300: the tensor-core decode kernel (the LM head's
+  // path) from 2 rows, the GEMV at 1 row.
+  for (int64_t n : {128, 300, 1300}) {
+    for (int64_t k : {2816, 40}) {
+      auto raw = random_values(n * k, SEATRT_DTYPE_BF16, 0.05f);
+      auto make = [&](Provider& p) {
+        seatrt_linear_weight w{};
+        w.struct_size = sizeof w;
+        w.format = SEATRT_WFMT_DENSE;
+        w.layout = SEATRT_LAYOUT_DENSE_ROW_MAJOR;
+        w.out_features = n;
+        w.in_features = k;
+        w.data = p.upload(raw.data(), raw.size(), SEATRT_DTYPE_BF16, {n, k});
+        w.global_scale = 1.0f;
+        return w;
+      };
+      const seatrt_linear_weight wc = make(cuda()), wp = make(cpu());
+      for (int64_t m : {1, 11}) CHECK(run_linear(wc, wp, m, SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16) <= 1e-2);
+      // fp32-exact up to summation order.
+      for (int64_t m : {1, 2, 3, 8, 9, 16, 32, 64}) {
+        for (int32_t xdt : {SEATRT_DTYPE_BF16, SEATRT_DTYPE_F32}) {
+          INFO("N " << n << " K " << k << " M " << m << " x dtype " << xdt);
+          CHECK(run_linear(wc, wp, m, xdt, SEATRT_DTYPE_F32) <= 1e-4);
+        }
       }
+      CHECK(run_linear(wc, wp, 70, SEATRT_DTYPE_BF16, SEATRT_DTYPE_F32) <= 1e-4);  // tensor-core path
     }
-    CHECK(run_linear(wc, wp, 70, SEATRT_DTYPE_BF16, SEATRT_DTYPE_F32) <= 1e-4);  // tensor-core path
   }
 }
 

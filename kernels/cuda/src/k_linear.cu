@@ -259,6 +259,7 @@ int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
   // NVFP4 weights: the tensor-core decode kernel.  Dense BF16 weights (the LM
   // head) too from 2 rows on; one row stays on the CUDA-core GEMV, measured at
   // 67-74% of the copy bandwidth for the LM head.
+  if (dense_small_n_fits(w, p)) return launch_dense_small_n(s, w, p);
   const bool fp4 = w.kind <= int32_t(WeightKind::Fp4Bf16Scales);
   const bool bf16 = w.kind == int32_t(WeightKind::DenseBf16) && p.x.rows >= 2;
   if ((fp4 || bf16) && gemv_mma_fits(a)) return launch_gemv_mma(cudaStream_t(s), a, 1, p.x.rows);

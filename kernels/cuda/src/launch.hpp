@@ -58,6 +58,14 @@ struct GemvProblem {
 };
 
 int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p);
+// Dense BF16 weights with at most kDenseSmallNMaxFeatures outputs and at most
+// kDenseSmallNMaxRows activation rows (the MoE router at decode): one block
+// per output feature (k_dense_small_n.cu).  launch_linear picks it when
+// dense_small_n_fits says the shapes and alignment allow it.
+constexpr int64_t kDenseSmallNMaxFeatures = 1024;
+constexpr int64_t kDenseSmallNMaxRows = 64;
+bool dense_small_n_fits(const WeightRef& w, const GemvProblem& p);
+int launch_dense_small_n(Stream s, const WeightRef& w, const GemvProblem& p);
 // The tensor-core path launch_linear takes for BF16 activations with M > 8.
 int launch_linear_tc(Stream s, const WeightRef& w, const GemvProblem& p, bool vec);
 
