@@ -16,7 +16,18 @@
 # rest of run_serve_device.sh's variables.
 set -u
 c=${1:-build-e2e/carry}
-out=${OUT:-/tmp}
+# Every log goes to $work; at the end they are packed into $OUT/logs.tgz
+# beside $OUT/summary.txt, the step profile and the benchmark report (the
+# device tool brings back at most 8 files).
+final=${OUT:-/tmp}
+work=${WORK_DIR:-/tmp/all-device}
+rm -rf "$work"; mkdir -p "$work"
+out=$work
+pack() {
+  tar czf "$final/logs.tgz" -C "$work" . 2>/dev/null
+  for f in step_profile.log report.md; do [ -f "$work/$f" ] && cp "$work/$f" "$final/"; done
+  printf '%s\n' "${summary[@]}" > "$final/summary.txt"
+}
 export SEATRT_CUDA_PLUGIN=$c/plugins/libseatrt_kernels_cuda.so SEATRT_CPU_PLUGIN=$c/plugins/libseatrt_kernels_cpu.so
 export SEATRT_TEST_PLUGIN_DIR=$c/plugins SEATRT_TEST_FIXTURES_DIR=$PWD/tests/fixtures
 export LD_LIBRARY_PATH=$c/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -30,6 +41,7 @@ stamp "1. GPU op tests (CUDA vs CPU)"
 timeout "${TESTS_LIMIT:-150}" "$c/bin/seatrt_cuda_tests" > "$out/cuda_tests.log" 2>&1
 rc=$?; tail -4 "$out/cuda_tests.log"; grep -B2 -A12 "FAILED:" "$out/cuda_tests.log" | head -60
 summary+=("cuda op tests: exit $rc, $(tail -2 "$out/cuda_tests.log" | tr '\n' ' ')")
+pack  # after every step: a run cut short still brings back what it did
 
 if [ -x "$c/bin/seatrt-conformance" ] && [ "${CONF_LIMIT:-40}" -gt 0 ]; then
   stamp "2. conformance: cuda vs cpu"
@@ -37,6 +49,7 @@ if [ -x "$c/bin/seatrt-conformance" ] && [ "${CONF_LIMIT:-40}" -gt 0 ]; then
     --reference "$SEATRT_CPU_PLUGIN" > "$out/conformance.log" 2>&1
   rc=$?; tail -6 "$out/conformance.log"
   summary+=("conformance: exit $rc, $(tail -1 "$out/conformance.log")")
+  pack
 fi
 
 stamp "3. fixtures and engine end to end"
@@ -44,20 +57,26 @@ timeout "${E2E_LIMIT:-90}" "$c/bin/seatrt_cuda_e2e_tests" -s > "$out/e2e.log" 2>
 rc=$?; grep -E "engine on cuda|cuda .*(MoE|dense)|passed|failed|FAILED" "$out/e2e.log" | tail -20
 grep -B2 -A14 "FAILED:" "$out/e2e.log" | head -60
 summary+=("e2e: exit $rc, $(tail -2 "$out/e2e.log" | tr '\n' ' ')")
+pack
 # A model that fails its end-to-end checks would make the timings meaningless.
 if [ "$rc" -ne 0 ] && [ "${FORCE_BENCH:-0}" != 1 ]; then
   stamp "end-to-end checks failed: no profile or benchmark (FORCE_BENCH=1 runs them anyway)"
   printf '%s\n' "${summary[@]}"
+  pack
   exit 1
 fi
 
 if [ "${PROFILE_LIMIT:-120}" -gt 0 ]; then
   stamp "4. decode step profile"
-  TOTAL_LIMIT=${PROFILE_LIMIT:-120} bash tools/bench/run_profile_device.sh "$c" 2>&1 | tail -80
+  OUT=$work TOTAL_LIMIT=${PROFILE_LIMIT:-120} bash tools/bench/run_profile_device.sh "$c" > "$work/profile.out" 2>&1
+  sed -n '/ms\/step\|tok\/s\|eager\|graphs/p' "$work/profile.out" | head -40
+  pack
 fi
 if [ "${SERVE_LIMIT:-300}" -gt 0 ]; then
   stamp "5. server benchmark"
-  TOTAL_LIMIT=${SERVE_LIMIT:-300} bash tools/bench/run_serve_device.sh "$c"
+  OUT=$work WORK=$work/serve TOTAL_LIMIT=${SERVE_LIMIT:-300} bash tools/bench/run_serve_device.sh "$c" > "$work/serve.out" 2>&1
+  tail -45 "$work/serve.out"
 fi
 stamp "done"
+pack
 printf '%s\n' "${summary[@]}"
