@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 
 #include "harness.hpp"
@@ -52,6 +53,44 @@ TEST_CASE("profile options are parsed before any device work: bad ones refused e
   CHECK(code_of(cuda().api().create("profile = [", 0, &ctx)) == SEATRT_ERR_INVALID_ARG);
   CHECK(code_of(cuda().api().create("threads = 4", 0, &ctx)) == SEATRT_ERR_INVALID_ARG);
   CHECK(ctx == nullptr);
+}
+
+// The message of a refused create(), or "" when it succeeded (then the
+// context is destroyed).
+std::string create_error(const char* options) {
+  seatrt_kernel_context* ctx = nullptr;
+  try {
+    ok(cuda().api().create(options, 0, &ctx), "create");
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  cuda().api().destroy(ctx);
+  return "";
+}
+
+TEST_CASE("prefill_bf16 is checked before any device work: bad values and unknown keys refused everywhere") {
+  seatrt_kernel_context* ctx = nullptr;
+  CHECK(code_of(cuda().api().create("prefill_bf16 = 1", 0, &ctx)) == SEATRT_ERR_INVALID_ARG);
+  CHECK(code_of(cuda().api().create("prefill_bf16 = \"true\"", 0, &ctx)) == SEATRT_ERR_INVALID_ARG);
+  CHECK(code_of(cuda().api().create("prefill_bf16 = true\nprofile = 2", 0, &ctx)) == SEATRT_ERR_INVALID_ARG);
+  CHECK(code_of(cuda().api().create("prefill_bf16 = true\nprefill_fp8 = true", 0, &ctx)) == SEATRT_ERR_INVALID_ARG);
+  CHECK(ctx == nullptr);
+  const std::string bad_value = create_error("prefill_bf16 = 1");
+  CHECK(bad_value.find("prefill_bf16 must be true or false") != std::string::npos);
+  const std::string unknown = create_error("prefill_fp8 = true");
+  CHECK(unknown.find("unknown option 'prefill_fp8'") != std::string::npos);
+  CHECK(unknown.find("prefill_bf16") != std::string::npos);  // the known keys are listed
+  const std::string not_toml = create_error("prefill_bf16 = [");
+  CHECK(not_toml.find("not valid TOML") != std::string::npos);
+  // The profile keys still reach the profile parser after prefill_bf16 is
+  // taken out of the table.
+  CHECK(create_error("prefill_bf16 = false\nprofile_file = \"\"").find("profile_file must be") != std::string::npos);
+}
+
+TEST_CASE("prefill_bf16 = true is accepted where there is a device") {
+  if (cuda().probe().score == 0) return;  // create() needs a device; the refusals above run everywhere
+  CHECK(create_error("prefill_bf16 = true") == "");
+  CHECK(create_error("prefill_bf16 = false\nprofile = false") == "");
 }
 
 TEST_CASE("the weight layouts are listed without a device") {

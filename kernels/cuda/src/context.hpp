@@ -25,6 +25,9 @@ struct seatrt_kernel_context {
   // (profile.hpp).  A plain pointer: .cu files include this header without
   // the profiler's definition.
   seatrt::cuda::Profiler* profiler = nullptr;
+  // [kernels.options] prefill_bf16 = true: prefill-shaped F32 activations are
+  // rounded to BF16 for the tensor-core kernels (convert.hpp, README.md).
+  bool prefill_bf16 = false;
   std::mutex mutex;  // guards the maps below
   // Scratch memory per stream (streams may run concurrently).
   struct Scratch {

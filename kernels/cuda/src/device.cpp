@@ -2,7 +2,11 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
+#include <vector>
+
+#include <toml++/toml.h>
 
 #include "context.hpp"
 #include "ops.hpp"
@@ -41,8 +45,55 @@ void probe(seatrt_kernel_probe* out) {
   out->detail = detail.c_str();
 }
 
+namespace {
+
+// The provider's [kernels.options]: prefill_bf16 is read here; the profile
+// keys are passed on to parse_profile_options (profile.cpp) as TOML text.
+struct ProviderOptions {
+  bool prefill_bf16 = false;
+  ProfileOptions profile;
+};
+
+[[noreturn]] void bad_option(const std::string& what) {
+  throw sdk::Error(SEATRT_ERR_INVALID_ARG, "cuda: [kernels.options] " + what);
+}
+
+ProviderOptions parse_options(const char* options_toml) {
+  ProviderOptions o;
+  if (!options_toml || !*options_toml) {
+    o.profile = parse_profile_options(options_toml);  // still reads the environment
+    return o;
+  }
+  toml::table table;
+  try {
+    table = toml::parse(options_toml);
+  } catch (const toml::parse_error&) {
+    parse_profile_options(options_toml);  // throws the parse error with its line and column
+    throw;
+  }
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : table) keys.emplace_back(key.str());
+  for (const std::string& key : keys) {
+    if (key == "prefill_bf16") {
+      const auto value = table[key].value<bool>();
+      if (!table[key].is_boolean() || !value) bad_option("prefill_bf16 must be true or false");
+      o.prefill_bf16 = *value;
+      table.erase(key);
+    } else if (key != "profile" && key != "profile_file") {
+      bad_option("has unknown option '" + key + "' (the cuda provider knows: prefill_bf16, profile, profile_file)");
+    }
+  }
+  std::ostringstream rest;
+  rest << table;
+  o.profile = parse_profile_options(rest.str().c_str());
+  return o;
+}
+
+}  // namespace
+
 seatrt_kernel_context* create(const char* options_toml, int32_t device_index) {
-  const ProfileOptions profile = parse_profile_options(options_toml);
+  const ProviderOptions options = parse_options(options_toml);
+  const ProfileOptions& profile = options.profile;
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) check(err, "cudaGetDeviceCount");
@@ -52,6 +103,7 @@ seatrt_kernel_context* create(const char* options_toml, int32_t device_index) {
   check(cudaSetDevice(device_index), "cudaSetDevice");
   auto ctx = std::make_unique<seatrt_kernel_context>();
   ctx->device = device_index;
+  ctx->prefill_bf16 = options.prefill_bf16;
   if (profile.enabled) ctx->profiler = new Profiler(profile);
   return ctx.release();
 }

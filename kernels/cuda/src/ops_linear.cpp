@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "context.hpp"
+#include "convert.hpp"
 #include "ops.hpp"
 #include "prefill.hpp"
 #include "seatrt/cpp/plugin.hpp"
@@ -111,6 +112,13 @@ void linear(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_linear_arg
   if (p.x.cols != p.k) invalid(op, "x has " + std::to_string(p.x.cols) + " columns, the weight " + std::to_string(p.k));
   if (p.out.rows != p.x.rows || p.out.cols != p.n) invalid(op, "out must be [M, out_features]");
   if (p.x.rows > 65535LL * 1024) unsupported(op, "too many rows");
+  // Opt-in BF16 prefill: many F32 rows go to the tensor cores as a BF16 copy.
+  if (ctx->prefill_bf16 && p.x.dtype == SEATRT_DTYPE_F32 && p.x.rows > kLinearTensorCoreRows) {
+    const View3 x32 = view3_of(p.x);
+    void* copy = scratch(ctx, s, bf16_copy_bytes(x32));
+    check(launch_to_bf16(s, x32, copy), "linear launch (F32 -> BF16)");
+    p.x = Mat{copy, SEATRT_DTYPE_BF16, p.x.rows, p.x.cols, p.x.cols};
+  }
   check(launch_linear(s, w, p), "linear launch");
 }
 
@@ -197,8 +205,18 @@ void moe(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_moe_args* arg
   p.ids = static_cast<const int32_t*>(ids.data);
   p.weights = static_cast<const float*>(wts.data);
   // Prefill (many BF16 tokens): grouped tensor-core GEMMs (k_moe_grouped.cu).
-  if (p.tokens >= kMoeGroupedMinTokens && p.x.dtype == SEATRT_DTYPE_BF16) {
-    check(launch_moe_grouped(s, p, scratch(ctx, s, moe_grouped_workspace_bytes(p)), moe_fast_weights(refs.data(), refs.size())),
+  // With the opt-in BF16 prefill, F32 tokens too, as a BF16 copy placed
+  // before the grouped workspace in the stream's one scratch block.
+  const bool round_x = ctx->prefill_bf16 && p.x.dtype == SEATRT_DTYPE_F32;
+  if (p.tokens >= kMoeGroupedMinTokens && (p.x.dtype == SEATRT_DTYPE_BF16 || round_x)) {
+    const View3 x32 = view3_of(p.x);
+    const size_t copy_bytes = round_x ? bf16_copy_bytes(x32) : 0;
+    char* block = static_cast<char*>(scratch(ctx, s, copy_bytes + moe_grouped_workspace_bytes(p)));
+    if (round_x) {
+      check(launch_to_bf16(s, x32, block), "moe launch (F32 -> BF16)");
+      p.x = Mat{block, SEATRT_DTYPE_BF16, p.x.rows, p.x.cols, p.x.cols};
+    }
+    check(launch_moe_grouped(s, p, block + copy_bytes, moe_fast_weights(refs.data(), refs.size())),
           "moe launch (grouped)");
     return;
   }

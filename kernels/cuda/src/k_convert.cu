@@ -1,0 +1,58 @@
+// F32 -> BF16 copy of an activation for the opt-in BF16 prefill
+// (convert.hpp).  One block per row (grid-stride over rows), threads across
+// the row: loads and stores coalesce, and the row's offset is computed once.
+#include "convert.hpp"
+#include "device_common.cuh"
+
+namespace seatrt::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = 65535LL * 16;
+
+__global__ void f32_to_bf16_kernel(View3 src, __nv_bfloat16* dst) {
+  const int64_t rows = src.d0 * src.d1;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const float* in = static_cast<const float*>(src.data) + (r / src.d1) * src.s0 + (r % src.d1) * src.s1;
+    __nv_bfloat16* out = dst + r * src.d2;
+    for (int64_t c = threadIdx.x; c < src.d2; c += blockDim.x) out[c] = __float2bfloat16_rn(in[c]);
+  }
+}
+
+}  // namespace
+
+size_t bf16_copy_bytes(const View3& v) {
+  const size_t bytes = static_cast<size_t>(v.d0 * v.d1 * v.d2) * 2;
+  return (bytes + 255) / 256 * 256;
+}
+
+View3 bf16_copy_view(const View3& src, void* dst) {
+  View3 v = src;
+  v.data = dst;
+  v.dtype = SEATRT_DTYPE_BF16;
+  v.s1 = src.d2;
+  v.s0 = src.d1 * src.d2;
+  return v;
+}
+
+int launch_to_bf16(Stream s, const View3& src, void* dst) {
+  const int64_t rows = src.d0 * src.d1;
+  if (rows == 0 || src.d2 == 0) return 0;
+  const unsigned blocks = static_cast<unsigned>(rows < kMaxBlocks ? rows : kMaxBlocks);
+  f32_to_bf16_kernel<<<blocks, kThreads, 0, cudaStream_t(s)>>>(src, static_cast<__nv_bfloat16*>(dst));
+  return last_error();
+}
+
+View3 view3_of(const Mat& m) {
+  View3 v;
+  v.data = m.data;
+  v.dtype = m.dtype;
+  v.d0 = m.rows;
+  v.d1 = 1;
+  v.d2 = m.cols;
+  v.s0 = m.row_stride;
+  v.s1 = m.cols;
+  return v;
+}
+
+}  // namespace seatrt::cuda
