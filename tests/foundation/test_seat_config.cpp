@@ -212,7 +212,7 @@ TEST_CASE("values are range- and enum-checked") {
   CHECK_THAT(error_of(std::string(kMinimal) + "[server]\nport = 70000\n"),
              Catch::Contains("'server.port': must be between 1 and 65535"));
   CHECK_THAT(error_of(std::string(kMinimal) + "[cache]\nkv_cache_dtype = \"fp16\"\n"),
-             Catch::Contains("must be one of \"fp8\", \"bf16\", \"auto\""));
+             Catch::Contains("must be one of \"fp8\", \"bf16\", \"fp32\", \"auto\""));
   CHECK_THAT(error_of(std::string(kMinimal) + "[cache]\nblock_size = 24\n"),
              Catch::Contains("power of two"));
   CHECK_THAT(error_of(std::string(kMinimal) +
