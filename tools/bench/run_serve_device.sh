@@ -25,6 +25,9 @@
 # environment (defaults below); 0 for a *_LIMIT skips the step.  TOTAL_LIMIT
 # bounds the whole run: each step gets at most what is left of it (minus a
 # reserve for the report), so the run ends inside the device call's limit.
+# KERNEL_OPTIONS (default empty) is TOML text put under [kernels.options] in
+# the seat, e.g. KERNEL_OPTIONS='prefill_bf16 = true' (the CUDA provider's
+# opt-in BF16 prefill, kernels/cuda/README.md).
 # CHECKPOINT=DIR serves an existing checkpoint instead (kept; with PROVIDER=cpu
 # KV_DTYPE=bf16 and the tiny fixture this checks the script on any machine).
 set -u
@@ -50,6 +53,7 @@ MAX_MODEL_LEN=${MAX_MODEL_LEN:-262144}
 PORT=${PORT:-8765}
 PROVIDER=${PROVIDER:-cuda}
 KV_DTYPE=${KV_DTYPE:-fp8}
+KERNEL_OPTIONS=${KERNEL_OPTIONS:-}
 url=http://127.0.0.1:$PORT
 export LD_LIBRARY_PATH=$c/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PYTHONUNBUFFERED=1
@@ -94,6 +98,9 @@ fi
 
 stamp "4. seat + seatrt serve"
 seat=$out/synth-seat.toml
+kernel_options_table=""
+[ -n "$KERNEL_OPTIONS" ] && kernel_options_table=$'[kernels.options]\n'"$KERNEL_OPTIONS"
+echo "kernel options: ${KERNEL_OPTIONS:-(none)}" | tee -a "$out/commit.txt"
 cat > "$seat" <<EOF
 # Written by tools/bench/run_serve_device.sh: the synthetic 26B-A4B checkpoint
 # served as the production seat is (fp8 KV, pool in bytes, 32 sequences),
@@ -109,6 +116,7 @@ max_model_len = $MAX_MODEL_LEN
 [kernels]
 provider = "$PROVIDER"
 device = 0
+$kernel_options_table
 [cache]
 kv_cache_memory = $KV_BYTES
 kv_cache_dtype = "$KV_DTYPE"
