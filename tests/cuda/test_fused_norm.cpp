@@ -35,13 +35,16 @@ TEST_CASE("add_rms_norm agrees (residual and the second norm), with and without 
   require_fused(cpu());
   for (int32_t dt : {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16}) {
     for (int64_t rows : {1, 7, 64}) {
-      for (int variant = 0; variant < 3; ++variant) {  // 0: both gains + out, 1: no gains + out, 2: no out
-        const int64_t n = 2816;
-        const float scale = variant == 0 ? 0.5f : 1.0f;
+      for (int variant = 0; variant < 4; ++variant) {
+        // 0: both gains + out, 1: no gains + out, 2: no out (rows in
+        // registers, n 2816); 3: both gains + out at n 5000 (> 256 threads x
+        // 16: the multi-pass loop kernel).
+        const int64_t n = variant == 3 ? 5000 : 2816;
+        const float scale = variant == 0 || variant == 3 ? 0.5f : 1.0f;
         Pair x = both_random(dt, {rows, n}, 2.0f), residual = both_random(dt, {rows, n}, 8.0f);
         Pair xw = both_random(SEATRT_DTYPE_BF16, {n}), ow = both_random(SEATRT_DTYPE_F32, {n});
         Pair out = both_empty(dt, {rows, n});
-        const bool gains = variant == 0, with_out = variant != 2;
+        const bool gains = variant == 0 || variant == 3, with_out = variant != 2;
         seatrt_add_rms_norm_args ac{sizeof(ac),  &x.cuda, gains ? &xw.cuda : nullptr, &residual.cuda, 1e-6f, scale,
                                     gains ? &ow.cuda : nullptr, with_out ? &out.cuda : nullptr};
         seatrt_add_rms_norm_args ap{sizeof(ap), &x.cpu, gains ? &xw.cpu : nullptr, &residual.cpu, 1e-6f, scale,

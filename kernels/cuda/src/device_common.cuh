@@ -59,6 +59,40 @@ __device__ __forceinline__ void mat_store(const Mat& m, int64_t r, int64_t c, fl
   store_from_float(m.data, m.dtype, r * m.row_stride + c, v);
 }
 
+// The value a store of v into `dtype` leaves (what a later load reads back).
+__device__ __forceinline__ float stored_value(int32_t dtype, float v) {
+  switch (dtype) {
+    case SEATRT_DTYPE_BF16: return __bfloat162float(__float2bfloat16_rn(v));
+    case SEATRT_DTYPE_F16: return __half2float(__float2half_rn(v));
+    case SEATRT_DTYPE_F8_E4M3: {
+      const __nv_fp8_storage_t q = __nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3);
+      return __half2float(__half(__nv_cvt_fp8_to_halfraw(q, __NV_E4M3)));
+    }
+    default: return v;
+  }
+}
+
+// A row of up to kRowRegs x blockDim.x elements held in registers: thread t
+// owns columns t, t + blockDim.x, ... (the strided order the one-pass row
+// kernels sum in, so their sums match the multi-pass loops bit for bit).
+// Every load is issued before any is used, so a short row costs one memory
+// latency instead of one per element.
+constexpr int kRowRegs = 16;
+__device__ __forceinline__ void load_row_regs(const Mat& m, int64_t r, float (&v)[kRowRegs]) {
+#pragma unroll
+  for (int i = 0; i < kRowRegs; ++i) {
+    const int64_t c = threadIdx.x + int64_t(i) * blockDim.x;
+    v[i] = c < m.cols ? mat_load(m, r, c) : 0.0f;
+  }
+}
+__device__ __forceinline__ void load_gain_regs(const void* g, int32_t dtype, int64_t cols, float (&v)[kRowRegs]) {
+#pragma unroll
+  for (int i = 0; i < kRowRegs; ++i) {
+    const int64_t c = threadIdx.x + int64_t(i) * blockDim.x;
+    v[i] = (g && c < cols) ? load_as_float(g, dtype, c) : 1.0f;
+  }
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);

@@ -61,6 +61,26 @@ __global__ void rms_norm_kernel(Mat x, const void* weight, int32_t wdtype, float
   }
 }
 
+// The same for rows of at most kRowRegs x blockDim.x columns, held in
+// registers: one load latency per row instead of one per element per pass
+// (a 2816-wide row took ~12 us with the loops above, at batch 1 on the H200).
+__global__ void rms_norm_regs_kernel(Mat x, const void* weight, int32_t wdtype, float eps, Mat out) {
+  __shared__ float scratch[32];
+  const int64_t r = blockIdx.x;
+  float v[kRowRegs], g[kRowRegs];
+  load_row_regs(x, r, v);
+  load_gain_regs(weight, wdtype, x.cols, g);
+  float ss = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kRowRegs; ++i) ss += v[i] * v[i];
+  const float inv = rsqrtf(block_sum(ss, scratch) / static_cast<float>(x.cols) + eps);
+#pragma unroll
+  for (int i = 0; i < kRowRegs; ++i) {
+    const int64_t c = threadIdx.x + int64_t(i) * blockDim.x;
+    if (c < x.cols) mat_store(out, r, c, v[i] * inv * g[i]);
+  }
+}
+
 __global__ void glu_kernel(int act, Mat gate, Mat up, Mat out) {
   const int64_t n = gate.rows * gate.cols;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
@@ -117,6 +137,11 @@ int launch_rms_norm(Stream s, const Mat& x, const void* weight, int32_t weight_d
                     const Mat& out) {
   if (x.rows == 0) return 0;
   const int threads = x.cols >= 1024 ? 256 : 128;
+  if (x.cols <= int64_t(threads) * kRowRegs) {
+    rms_norm_regs_kernel<<<static_cast<unsigned>(x.rows), threads, 0, cudaStream_t(s)>>>(x, weight, weight_dtype,
+                                                                                       eps, out);
+    return last_error();
+  }
   rms_norm_kernel<<<static_cast<unsigned>(x.rows), threads, 0, cudaStream_t(s)>>>(x, weight, weight_dtype,
                                                                                  eps, out);
   return last_error();

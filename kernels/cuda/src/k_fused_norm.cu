@@ -47,6 +47,44 @@ __global__ void add_rms_norm_kernel(Mat x, Gain x_gain, Mat residual, float eps,
   }
 }
 
+// The same with the row, the residual and both gains in registers (rows of
+// at most kRowRegs x blockDim.x columns): every load issued at once, so the
+// row costs one memory latency, not one per element per pass.  Each thread
+// reads and writes only its own columns, so out may alias x.
+__global__ void add_rms_norm_regs_kernel(Mat x, Gain x_gain, Mat residual, float eps, float scale, Gain out_gain,
+                                         Mat out) {
+  __shared__ float scratch[32];
+  const int64_t r = blockIdx.x;
+  const float cols = static_cast<float>(x.cols);
+  float xv[kRowRegs], res[kRowRegs], g1[kRowRegs], g2[kRowRegs];
+  load_row_regs(x, r, xv);
+  load_row_regs(residual, r, res);
+  load_gain_regs(x_gain.data, x_gain.dtype, x.cols, g1);
+  load_gain_regs(out_gain.data, out_gain.dtype, x.cols, g2);
+  float ss = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kRowRegs; ++i) ss += xv[i] * xv[i];
+  const float inv = rsqrtf(block_sum(ss, scratch) / cols + eps);
+  float ss_res = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kRowRegs; ++i) {
+    const int64_t c = threadIdx.x + int64_t(i) * blockDim.x;
+    if (c >= x.cols) continue;
+    const float branch = xv[i] * inv * g1[i];
+    const float updated = (res[i] + branch) * scale;
+    mat_store(residual, r, c, updated);
+    res[i] = stored_value(residual.dtype, updated);  // what pass 2 of the loop kernel re-reads
+    ss_res += res[i] * res[i];
+  }
+  if (!out.data) return;  // uniform over the block: no thread waits at a barrier alone
+  const float inv_res = rsqrtf(block_sum(ss_res, scratch) / cols + eps);
+#pragma unroll
+  for (int i = 0; i < kRowRegs; ++i) {
+    const int64_t c = threadIdx.x + int64_t(i) * blockDim.x;
+    if (c < x.cols) mat_store(out, r, c, res[i] * inv_res * g2[i]);
+  }
+}
+
 // Block b is row (t, h) = (b / d1, b % d1).  The row goes to shared memory
 // (D floats), its norm is taken, then each thread rotates pairs (i, i + D/2).
 __global__ void rms_norm_rope_kernel(View3 x, Gain gain, float eps, const int32_t* positions,
@@ -86,6 +124,11 @@ int threads_for(int64_t cols) { return cols >= 1024 ? 256 : 128; }
 int launch_add_rms_norm(Stream s, const Mat& x, Gain x_gain, const Mat& residual, float eps, float scale,
                         Gain out_gain, const Mat& out) {
   if (x.rows == 0 || x.cols == 0) return 0;
+  if (x.cols <= int64_t(threads_for(x.cols)) * kRowRegs) {
+    add_rms_norm_regs_kernel<<<static_cast<unsigned>(x.rows), threads_for(x.cols), 0, cudaStream_t(s)>>>(
+        x, x_gain, residual, eps, scale, out_gain, out);
+    return last_error();
+  }
   add_rms_norm_kernel<<<static_cast<unsigned>(x.rows), threads_for(x.cols), 0, cudaStream_t(s)>>>(
       x, x_gain, residual, eps, scale, out_gain, out);
   return last_error();
