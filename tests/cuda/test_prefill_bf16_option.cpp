@@ -110,6 +110,7 @@ Weight random_dense_bf16(int64_t out, int64_t in) {
     lw->layout = SEATRT_LAYOUT_DENSE_ROW_MAJOR;
     lw->out_features = out;
     lw->in_features = in;
+    lw->global_scale = 1.0f;
   }
   w.cuda.data = d.cuda;
   w.cpu.data = d.cpu;
