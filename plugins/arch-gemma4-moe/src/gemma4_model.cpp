@@ -115,7 +115,11 @@ Model::Model(const seatrt_model_source* src, Config config)
 }
 
 Model::~Model() {
-  if (lm_head_prepared_ && k_->release_weight) k_->release_weight(ctx_, &lm_head_);
+  if (k_->release_weight) {
+    if (lm_head_prepared_) k_->release_weight(ctx_, &lm_head_);
+    for (auto& w : layers_)
+      if (w.router_prepared) k_->release_weight(ctx_, &w.router_dense);
+  }
   for (void* p : allocations_) k_->free_memory(ctx_, p);
 }
 
@@ -134,38 +138,46 @@ seatrt_tensor Model::load_plain(const std::string& name, int32_t dtype) {
   return t;
 }
 
-// The tied embedding is also the LM head, the largest read of a decode step
-// (262,144 x 2,816).  Kept in the checkpoint's BF16 when it is BF16 (lossless:
-// the providers widen each element to fp32 exactly), which halves the LM
-// head's bytes against an F32 copy; F32 for any other dtype, and as a
-// fallback for a provider whose prepare_weight refuses a BF16 dense weight.
-void Model::load_embedding() {
-  const std::string name = c_.prefix + "embed_tokens.weight";
+// A dense Linear read straight from the checkpoint tensor `name`, kept in
+// BF16 when stored so (lossless: the providers widen it exactly, and it is
+// half the bytes of F32 per step), else F32; a provider refusing BF16 dense
+// weights gets F32.  Returns whether prepare_weight took it (release it then).
+bool Model::load_dense_weight(const std::string& name, int64_t out_features, int64_t in_features,
+                              seatrt_linear_weight& w) {
   seatrt_checkpoint_tensor stored{};
   stored.struct_size = sizeof(stored);
   sdk::throw_if_error(src_->find_tensor(src_, name.c_str(), &stored));
   const bool bf16 = stored.dtype == SEATRT_DTYPE_BF16;
-  embed_ = load_plain(name, bf16 ? SEATRT_DTYPE_BF16 : SEATRT_DTYPE_F32);
-  lm_head_.struct_size = sizeof(lm_head_);
-  lm_head_.format = SEATRT_WFMT_DENSE;
-  lm_head_.layout = SEATRT_LAYOUT_DENSE_ROW_MAJOR;
-  lm_head_.out_features = c_.vocab_size;
-  lm_head_.in_features = c_.hidden_size;
-  lm_head_.data = embed_;
-  lm_head_.scales.struct_size = sizeof(seatrt_tensor);
-  lm_head_.global_scale = 1.0f;
-  if (!k_->prepare_weight) return;
-  seatrt_status* st = k_->prepare_weight(ctx_, &lm_head_);
+  w = seatrt_linear_weight{};
+  w.struct_size = sizeof(w);
+  w.format = SEATRT_WFMT_DENSE;
+  w.layout = SEATRT_LAYOUT_DENSE_ROW_MAJOR;
+  w.out_features = out_features;
+  w.in_features = in_features;
+  w.data = load_plain(name, bf16 ? SEATRT_DTYPE_BF16 : SEATRT_DTYPE_F32);
+  if (w.data.ndim != 2 || w.data.shape[0] != out_features || w.data.shape[1] != in_features)
+    throw Error(SEATRT_ERR_INVALID_ARG, "tensor '" + name + "' must have shape [" + std::to_string(out_features) +
+                                            ", " + std::to_string(in_features) + "]");
+  w.scales.struct_size = sizeof(seatrt_tensor);
+  w.global_scale = 1.0f;
+  if (!k_->prepare_weight) return false;
+  seatrt_status* st = k_->prepare_weight(ctx_, &w);
   const seatrt_host_api* host = sdk::host();
   if (st && bf16 && host && host->status_code(st) == SEATRT_ERR_UNSUPPORTED) {
     // The BF16 copy stays allocated (the host owns it until the model goes).
     host->status_free(st);
-    embed_ = load_plain(name, SEATRT_DTYPE_F32);
-    lm_head_.data = embed_;
-    st = k_->prepare_weight(ctx_, &lm_head_);
+    w.data = load_plain(name, SEATRT_DTYPE_F32);
+    st = k_->prepare_weight(ctx_, &w);
   }
   sdk::throw_if_error(st);
-  lm_head_prepared_ = true;
+  return true;
+}
+
+void Model::load_embedding() {
+  // The tied embedding is also the LM head, the largest read of a decode
+  // step (262,144 x 2,816): BF16 as stored halves its bytes against F32.
+  lm_head_prepared_ = load_dense_weight(c_.prefix + "embed_tokens.weight", c_.vocab_size, c_.hidden_size, lm_head_);
+  embed_ = lm_head_.data;
 }
 
 float Model::read_scalar(const std::string& name) const {
@@ -205,7 +217,12 @@ void Model::load_layer(int32_t index) {
     w.post_ff_norm_2 = load_plain(p + "post_feedforward_layernorm_2.weight");
     w.router_input_weight = fold_router_scale(load_plain(p + "router.scale"));
     w.per_expert_scale = load_plain(p + "router.per_expert_scale");
-    w.router_proj = linear("router.proj");
+    // Read as stored (BF16 in released checkpoints) rather than through the
+    // quantization plugin, which widens unquantized Linears to F32: the
+    // router then takes the CUDA provider's small-N BF16 kernel and half the
+    // bytes.  The checkpoint guard has already refused a quantized router.
+    w.router_prepared = load_dense_weight(p + "router.proj.weight", c_.num_experts, c_.hidden_size, w.router_dense);
+    w.router_proj = &w.router_dense;
     for (int32_t e = 0; e < c_.num_experts; ++e) {
       const std::string x = "experts." + std::to_string(e) + ".";
       w.expert_gate.push_back(*linear(x + "gate_proj"));

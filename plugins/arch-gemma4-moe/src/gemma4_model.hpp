@@ -19,7 +19,9 @@ struct LayerWeights {
   const seatrt_linear_weight* gate_proj = nullptr;
   const seatrt_linear_weight* up_proj = nullptr;
   const seatrt_linear_weight* down_proj = nullptr;
-  const seatrt_linear_weight* router_proj = nullptr;
+  const seatrt_linear_weight* router_proj = nullptr;  // MoE: &router_dense
+  seatrt_linear_weight router_dense{};  // read as stored (BF16 kept), see load_dense_weight
+  bool router_prepared = false;
   seatrt_tensor input_norm{}, post_attention_norm{}, pre_ff_norm{}, post_ff_norm{};
   seatrt_tensor q_norm{}, k_norm{};
   seatrt_tensor post_ff_norm_1{}, pre_ff_norm_2{}, post_ff_norm_2{};  // MoE only
@@ -50,6 +52,8 @@ class Model {
  private:
   void* allocate(std::size_t bytes);
   seatrt_tensor load_plain(const std::string& name, int32_t dtype = SEATRT_DTYPE_F32);
+  bool load_dense_weight(const std::string& name, int64_t out_features, int64_t in_features,
+                         seatrt_linear_weight& w);
   void load_embedding();
   float read_scalar(const std::string& name) const;
   void load_layer(int32_t index);
