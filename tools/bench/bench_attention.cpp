@@ -25,91 +25,12 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.hpp"
 #include "seatrt/seatrt.h"
 
 namespace {
 
-struct Status { seatrt_status_code code; std::string msg; };
-seatrt_status* st_create(seatrt_status_code c, const char* m) { return reinterpret_cast<seatrt_status*>(new Status{c, m ? m : ""}); }
-void st_free(seatrt_status* s) { delete reinterpret_cast<Status*>(s); }
-seatrt_status_code st_code(const seatrt_status* s) { return s ? reinterpret_cast<const Status*>(s)->code : SEATRT_OK; }
-const char* st_msg(const seatrt_status* s) { return s ? reinterpret_cast<const Status*>(s)->msg.c_str() : ""; }
-void st_log(seatrt_log_level, const char*, const char*) {}
-
-void ok(seatrt_status* s, const char* what) {
-  if (!s) return;
-  const std::string m = st_msg(s);
-  st_free(s);
-  throw std::runtime_error(std::string(what) + ": " + m);
-}
-
-const seatrt_kernel_api* K = nullptr;
-seatrt_kernel_context* C = nullptr;
-seatrt_stream S = nullptr;
-void* dev_alloc(size_t bytes) {
-  void* p = nullptr;
-  ok(K->alloc(C, bytes, &p), "alloc");
-  return p;
-}
-
-seatrt_tensor tensor(void* data, int32_t dtype, int64_t rows, int64_t cols) {
-  seatrt_tensor t{};
-  t.struct_size = sizeof t;
-  t.dtype = dtype;
-  t.data = data;
-  t.ndim = 2;
-  t.shape[0] = rows;
-  t.shape[1] = cols;
-  t.strides[0] = cols;
-  t.strides[1] = 1;
-  t.device.kind = SEATRT_DEVICE_CUDA;
-  return t;
-}
-
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-// Median seconds per call of `step` over `reps` timed runs of `iters` each.
-double time_it(const std::function<void()>& step, int iters, int reps = 5) {
-  step();
-  ok(K->stream_sync(C, S), "sync");
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    const double t0 = now();
-    for (int i = 0; i < iters; ++i) step();
-    ok(K->stream_sync(C, S), "sync");
-    t.push_back((now() - t0) / iters);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-// Same, replaying `step` captured into a CUDA graph.
-double time_graph(const std::function<void()>& step, int iters) {
-  step();  // uploads tables / grows scratch outside the capture
-  ok(K->stream_sync(C, S), "sync");
-  ok(K->graph_begin(C, S), "graph_begin");
-  step();
-  seatrt_graph* g = nullptr;
-  ok(K->graph_end(C, S, &g), "graph_end");
-  const double t = time_it([&] { ok(K->graph_launch(C, S, g), "graph_launch"); }, iters);
-  K->graph_destroy(C, g);
-  return t;
-}
-
-}  // namespace
-
-namespace {
-
-std::vector<int64_t> parse_list(const char* s) {
-  std::vector<int64_t> v;
-  while (*s) {
-    char* end = nullptr;
-    v.push_back(std::strtoll(s, &end, 10));
-    if (end == s) break;
-    s = *end == ',' ? end + 1 : end;
-  }
-  return v;
-}
+using namespace seatrt_bench;
 
 seatrt_tensor vec_i32(void* d, int64_t n) {
   seatrt_tensor t = tensor(d, SEATRT_DTYPE_I32, 1, n);
@@ -137,28 +58,9 @@ int main(int argc, char** argv) {
   const std::vector<int64_t> batches = parse_list(argc > 4 ? argv[4] : "1,4,8,16,32");
   const bool reference = !(argc > 5 && std::string(argv[5]) == "noref");
   try {
-    void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    if (!lib) throw std::runtime_error(dlerror());
-    static seatrt_host_api host{sizeof(seatrt_host_api), SEATRT_ABI_MAJOR, SEATRT_ABI_MINOR, 0, st_create, st_free, st_code, st_msg, st_log};
-    auto init = reinterpret_cast<seatrt_plugin_init_fn>(dlsym(lib, SEATRT_PLUGIN_ENTRY_SYMBOL));
-    const seatrt_plugin* p = init(&host);
-    ok(p->initialize(&host), "initialize");
-    K = p->kernels;
-    seatrt_kernel_probe pr{sizeof(seatrt_kernel_probe), 0, nullptr};
-    ok(K->probe(&pr), "probe");
-    std::printf("device: %s (score %u)\n", pr.detail, pr.score);
-    if (pr.score == 0) return 77;
-    ok(K->create("", 0, &C), "create");
-    ok(K->stream_create(C, &S), "stream");
+    if (!open_provider(argv[1])) return 77;
 
-    const size_t cb = 2ull << 30;  // copy bandwidth: 2 GiB device to device, read + written
-    void* a = dev_alloc(cb);
-    void* b = dev_alloc(cb);
-    const double tc = time_it([&] { ok(K->copy(C, S, b, SEATRT_DEVICE_CUDA, a, SEATRT_DEVICE_CUDA, cb), "copy"); }, 10, 3);
-    const double bw = 2.0 * static_cast<double>(cb) / tc;
-    std::printf("copy bandwidth: %.3f TB/s (2 GiB D2D, median of 3 x 10)\n", bw / 1e12);
-    K->free_memory(C, a);
-    K->free_memory(C, b);
+    const double bw = copy_bandwidth(2ull << 30);  // device to device, read + written
 
     const int layers = 30;
     const int64_t q_heads = 16, bsz = 16, window = 1024;

@@ -26,55 +26,22 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.hpp"
 #include "seatrt/seatrt.h"
 
 namespace {
 
-struct Status { seatrt_status_code code; std::string msg; };
-seatrt_status* st_create(seatrt_status_code c, const char* m) { return reinterpret_cast<seatrt_status*>(new Status{c, m ? m : ""}); }
-void st_free(seatrt_status* s) { delete reinterpret_cast<Status*>(s); }
-seatrt_status_code st_code(const seatrt_status* s) { return s ? reinterpret_cast<const Status*>(s)->code : SEATRT_OK; }
-const char* st_msg(const seatrt_status* s) { return s ? reinterpret_cast<const Status*>(s)->msg.c_str() : ""; }
-void st_log(seatrt_log_level, const char*, const char*) {}
+using namespace seatrt_bench;
 
-void ok(seatrt_status* s, const char* what) {
-  if (!s) return;
-  const std::string m = st_msg(s);
-  st_free(s);
-  throw std::runtime_error(std::string(what) + ": " + m);
-}
-
-const seatrt_kernel_api* K = nullptr;
-seatrt_kernel_context* C = nullptr;
-seatrt_stream S = nullptr;
 void* g_random = nullptr;  // 64 MiB of random bytes on the device
 constexpr size_t kRandomBytes = 64u << 20;
 
-void* dev_alloc(size_t bytes) {
-  void* p = nullptr;
-  ok(K->alloc(C, bytes, &p), "alloc");
-  return p;
-}
 
 // Fills device memory from the random buffer.
 void fill(void* dst, size_t bytes) {
   for (size_t off = 0; off < bytes; off += kRandomBytes)
     ok(K->copy(C, S, static_cast<char*>(dst) + off, SEATRT_DEVICE_CUDA, g_random, SEATRT_DEVICE_CUDA,
                std::min(kRandomBytes, bytes - off)), "fill");
-}
-
-seatrt_tensor tensor(void* data, int32_t dtype, int64_t rows, int64_t cols) {
-  seatrt_tensor t{};
-  t.struct_size = sizeof t;
-  t.dtype = dtype;
-  t.data = data;
-  t.ndim = 2;
-  t.shape[0] = rows;
-  t.shape[1] = cols;
-  t.strides[0] = cols;
-  t.strides[1] = 1;
-  t.device.kind = SEATRT_DEVICE_CUDA;
-  return t;
 }
 
 // An NVFP4 weight with random codes and E4M3 scales in [0.125, 15].
@@ -102,35 +69,6 @@ seatrt_linear_weight nvfp4(int64_t out, int64_t in, size_t& bytes) {
   return w;
 }
 
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-// Median seconds per call of `step` over `reps` timed runs of `iters` each.
-double time_it(const std::function<void()>& step, int iters, int reps = 5) {
-  step();
-  ok(K->stream_sync(C, S), "sync");
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    const double t0 = now();
-    for (int i = 0; i < iters; ++i) step();
-    ok(K->stream_sync(C, S), "sync");
-    t.push_back((now() - t0) / iters);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-// Same, replaying `step` captured into a CUDA graph.
-double time_graph(const std::function<void()>& step, int iters) {
-  step();  // uploads tables / grows scratch outside the capture
-  ok(K->stream_sync(C, S), "sync");
-  ok(K->graph_begin(C, S), "graph_begin");
-  step();
-  seatrt_graph* g = nullptr;
-  ok(K->graph_end(C, S, &g), "graph_end");
-  const double t = time_it([&] { ok(K->graph_launch(C, S, g), "graph_launch"); }, iters);
-  K->graph_destroy(C, g);
-  return t;
-}
 
 }  // namespace
 
@@ -141,19 +79,7 @@ int main(int argc, char** argv) {
   }
   const int iters = argc > 2 ? std::atoi(argv[2]) : 20;
   try {
-    void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    if (!lib) throw std::runtime_error(dlerror());
-    static seatrt_host_api host{sizeof(seatrt_host_api), SEATRT_ABI_MAJOR, SEATRT_ABI_MINOR, 0, st_create, st_free, st_code, st_msg, st_log};
-    auto init = reinterpret_cast<seatrt_plugin_init_fn>(dlsym(lib, SEATRT_PLUGIN_ENTRY_SYMBOL));
-    const seatrt_plugin* p = init(&host);
-    ok(p->initialize(&host), "initialize");
-    K = p->kernels;
-    seatrt_kernel_probe pr{sizeof(seatrt_kernel_probe), 0, nullptr};
-    ok(K->probe(&pr), "probe");
-    std::printf("device: %s (score %u)\n", pr.detail, pr.score);
-    if (pr.score == 0) return 77;
-    ok(K->create("", 0, &C), "create");
-    ok(K->stream_create(C, &S), "stream");
+    if (!open_provider(argv[1])) return 77;
 
     {  // random source
       std::vector<uint8_t> r(kRandomBytes);
@@ -165,14 +91,7 @@ int main(int argc, char** argv) {
     }
 
     // 1. Copy bandwidth: 4 GiB device-to-device, bytes read + written.
-    const size_t cb = 4ull << 30;
-    void* a = dev_alloc(cb);
-    void* b = dev_alloc(cb);
-    const double tc = time_it([&] { ok(K->copy(C, S, b, SEATRT_DEVICE_CUDA, a, SEATRT_DEVICE_CUDA, cb), "copy"); }, 10, 3);
-    const double bw = 2.0 * static_cast<double>(cb) / tc;
-    std::printf("copy bandwidth: %.3f TB/s (4 GiB D2D, median of 3 x 10)\n", bw / 1e12);
-    K->free_memory(C, a);
-    K->free_memory(C, b);
+    const double bw = copy_bandwidth(4ull << 30);
 
     // 2. Weights of 30 layers.
     const int layers = 30, E = 128, topk = 8;

@@ -28,53 +28,12 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.hpp"
 #include "seatrt/seatrt.h"
 
 namespace {
 
-struct Status { seatrt_status_code code; std::string msg; };
-seatrt_status* st_create(seatrt_status_code c, const char* m) { return reinterpret_cast<seatrt_status*>(new Status{c, m ? m : ""}); }
-void st_free(seatrt_status* s) { delete reinterpret_cast<Status*>(s); }
-seatrt_status_code st_code(const seatrt_status* s) { return s ? reinterpret_cast<const Status*>(s)->code : SEATRT_OK; }
-const char* st_msg(const seatrt_status* s) { return s ? reinterpret_cast<const Status*>(s)->msg.c_str() : ""; }
-void st_log(seatrt_log_level, const char*, const char*) {}
-
-void ok(seatrt_status* s, const char* what) {
-  if (!s) return;
-  const std::string m = st_msg(s);
-  st_free(s);
-  throw std::runtime_error(std::string(what) + ": " + m);
-}
-
-const seatrt_kernel_api* K = nullptr;
-seatrt_kernel_context* C = nullptr;
-seatrt_stream S = nullptr;
-
-void* dev_alloc(size_t bytes) {
-  void* p = nullptr;
-  ok(K->alloc(C, bytes, &p), "alloc");
-  return p;
-}
-
-void upload(void* dst, const void* src, size_t bytes) {
-  ok(K->copy(C, S, dst, SEATRT_DEVICE_CUDA, src, SEATRT_DEVICE_CPU, bytes), "upload");
-}
-
-seatrt_tensor tensor(void* data, int32_t dtype, std::vector<int64_t> shape) {
-  seatrt_tensor t{};
-  t.struct_size = sizeof t;
-  t.dtype = dtype;
-  t.data = data;
-  t.ndim = static_cast<int32_t>(shape.size());
-  int64_t stride = 1;
-  for (int i = t.ndim - 1; i >= 0; --i) {
-    t.shape[i] = shape[static_cast<size_t>(i)];
-    t.strides[i] = stride;
-    stride *= shape[static_cast<size_t>(i)];
-  }
-  t.device.kind = SEATRT_DEVICE_CUDA;
-  return t;
-}
+using namespace seatrt_bench;
 
 std::mt19937_64 g_rng(12345);
 
@@ -127,22 +86,6 @@ void* random_bf16(size_t n, float sd) {
   return d;
 }
 
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-// Median seconds of `reps` runs of `step` after one warm-up.
-double time_it(const std::function<void()>& step, int reps = 3) {
-  step();
-  ok(K->stream_sync(C, S), "sync");
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    const double t0 = now();
-    step();
-    ok(K->stream_sync(C, S), "sync");
-    t.push_back(now() - t0);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 constexpr int kLayers = 30, kE = 128, kTopK = 8, kQHeads = 16;
 constexpr int64_t kH = 2816, kI = 704, kMlp = 2112;
@@ -168,32 +111,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s <libseatrt_kernels_cuda.so> [tokens,...] [attention-only tokens,...]\n", argv[0]);
     return 2;
   }
-  auto parse = [](const char* c) {
-    std::vector<int64_t> v;
-    while (c && *c) {
-      char* end = nullptr;
-      v.push_back(std::strtoll(c, &end, 10));
-      if (end == c) break;
-      c = *end == ',' ? end + 1 : end;
-    }
-    return v;
-  };
-  const std::vector<int64_t> sizes = argc > 2 ? parse(argv[2]) : std::vector<int64_t>{2048, 8192};
-  const std::vector<int64_t> attn_only = argc > 3 ? parse(argv[3]) : std::vector<int64_t>{};
+  const std::vector<int64_t> sizes = argc > 2 ? parse_list(argv[2]) : std::vector<int64_t>{2048, 8192};
+  const std::vector<int64_t> attn_only = argc > 3 ? parse_list(argv[3]) : std::vector<int64_t>{};
   try {
-    void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    if (!lib) throw std::runtime_error(dlerror());
-    static seatrt_host_api host{sizeof(seatrt_host_api), SEATRT_ABI_MAJOR, SEATRT_ABI_MINOR, 0, st_create, st_free, st_code, st_msg, st_log};
-    auto init = reinterpret_cast<seatrt_plugin_init_fn>(dlsym(lib, SEATRT_PLUGIN_ENTRY_SYMBOL));
-    const seatrt_plugin* p = init(&host);
-    ok(p->initialize(&host), "initialize");
-    K = p->kernels;
-    seatrt_kernel_probe pr{sizeof(seatrt_kernel_probe), 0, nullptr};
-    ok(K->probe(&pr), "probe");
-    std::printf("device: %s (score %u)\n", pr.detail, pr.score);
-    if (pr.score == 0) return 77;
-    ok(K->create("", 0, &C), "create");
-    ok(K->stream_create(C, &S), "stream");
+    if (!open_provider(argv[1])) return 77;
 
     const double t_setup = now();
     std::vector<Layer> distinct(6);
@@ -272,7 +193,7 @@ int main(int argc, char** argv) {
               seatrt_linear_args la{sizeof la, &xt, &w, &yt};
               ok(K->linear(C, S, &la), "linear");
             }
-        });
+        }, 1, 3);
         report("attn+dense MLP linears (30 layers)", t, flop);
 
         // Router ids: top-8 distinct experts per token, uniform; weights 1/8.
@@ -300,7 +221,7 @@ int main(int argc, char** argv) {
             seatrt_moe_args ma{sizeof ma, SEATRT_ACT_GELU_TANH, kE, &xt, &idt, &wt, L.gate.data(), L.up.data(), L.down.data(), &yt};
             ok(K->moe(C, S, &ma), "moe");
           }
-        });
+        }, 1, 3);
         report("MoE experts, 128 x top-8 (30 layers)", tm, moe_flop);
         if (std::getenv("BENCH_MOE_REFERENCE")) {
           // The same GEMM shapes on the plain linear path (contiguous rows, one
@@ -318,7 +239,7 @@ int main(int argc, char** argv) {
               seatrt_linear_args l2{sizeof l2, &x2, &dn, &y2};
               ok(K->linear(C, S, &l2), "linear (down reference)");
             }
-          });
+          }, 1, 3);
           total_ms -= tr * 1e3;  // not part of the step
           report("  reference: the MoE's GEMM shapes as plain linears (30 layers)", tr, moe_flop);
           K->free_memory(C, xa);
@@ -376,7 +297,7 @@ int main(int argc, char** argv) {
           for (int64_t r = 0; r < T; ++r) keys += double(c.window > 0 ? std::min<int64_t>(r + 1, c.window) : r + 1);
           const int n_layers = kind == 0 ? 25 : 5;
           const double flop = 4.0 * keys * kQHeads * double(c.dim);  // QK^T and PV
-          const double t1 = time_it([&] { ok(K->attention(C, S, &aa), "attention"); }, 2);
+          const double t1 = time_it([&] { ok(K->attention(C, S, &aa), "attention"); }, 1, 2);
           const std::string name = kind == 0 ? "attention, sliding 1024, hd 256, fp8 KV (25 layers)"
                                              : "attention, full causal, hd 512, fp8 KV (5 layers)";
           report(name.c_str(), t1 * n_layers, flop * n_layers);
@@ -385,7 +306,7 @@ int main(int argc, char** argv) {
             // batches (chosen by the max_query_len hint), for comparison.
             seatrt_attention_args base = aa;
             base.max_query_len = 1;
-            const double tb = time_it([&] { ok(K->attention(C, S, &base), "attention (baseline)"); }, 1);
+            const double tb = time_it([&] { ok(K->attention(C, S, &base), "attention (baseline)"); }, 1, 1);
             total_ms -= tb * n_layers * 1e3;  // not part of the step
             report(("  baseline CUDA-core kernel: " + name).c_str(), tb * n_layers, flop * n_layers);
           }
