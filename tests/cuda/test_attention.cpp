@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "fixtures_gpu.hpp"
 #include "harness.hpp"
 
 using namespace seatrt_test;
@@ -26,17 +27,6 @@ std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
   return std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), reinterpret_cast<const uint8_t*>(v.data() + v.size()));
 }
 
-seatrt_kv_layer layer(const seatrt_tensor& k, const seatrt_tensor* v, int32_t bs) {
-  seatrt_kv_layer l{};
-  l.struct_size = sizeof l;
-  l.block_size = bs;
-  l.k_cache = k;
-  if (v) l.v_cache = *v;
-  l.k_scale = 0.5f;
-  l.v_scale = 0.25f;
-  return l;
-}
-
 void run(const Config& c) {
   const int32_t bs = 16, num_blocks = 64, max_blocks = 16;
   const std::vector<int32_t> seq_lens = {20, 200};
@@ -53,18 +43,10 @@ void run(const Config& c) {
       slots.push_back(int64_t(tables[static_cast<size_t>(s * max_blocks + j / bs)]) * bs + j % bs);
   const int64_t n = static_cast<int64_t>(slots.size());
 
-  Pair kc = both_empty(c.cache_dtype, {num_blocks, bs, c.kv_heads, c.dim});
-  Pair vc = both_empty(c.cache_dtype, {num_blocks, bs, c.kv_heads, c.dim});
-  Pair k = both_random(SEATRT_DTYPE_BF16, {n, c.kv_heads, c.dim}), v = both_random(SEATRT_DTYPE_BF16, {n, c.kv_heads, c.dim});
-  Pair sl = both(bytes_of(slots), SEATRT_DTYPE_I64, {n});
-  seatrt_kv_layer lc = layer(kc.cuda, c.one_tensor ? nullptr : &vc.cuda, bs);
-  seatrt_kv_layer lp = layer(kc.cpu, c.one_tensor ? nullptr : &vc.cpu, bs);
-  seatrt_kv_store_args sc{sizeof(seatrt_kv_store_args), &k.cuda, c.one_tensor ? nullptr : &v.cuda, &sl.cuda, &lc};
-  seatrt_kv_store_args sp{sizeof(seatrt_kv_store_args), &k.cpu, c.one_tensor ? nullptr : &v.cpu, &sl.cpu, &lp};
-  ok(cuda().api().kv_store(cuda().ctx(), cuda().stream(), &sc), "cuda kv_store");
-  ok(cpu().api().kv_store(cpu().ctx(), cpu().stream(), &sp), "cpu kv_store");
+  PagedKv kv = store_random_kv(c.cache_dtype, num_blocks, bs, c.kv_heads, c.dim, c.one_tensor, slots);
+  seatrt_kv_layer lc = kv.cuda, lp = kv.cpu;
   // The cache contents must match bit for bit (same conversion).
-  std::vector<uint8_t> kc_cuda = cuda().download(kc.cuda), kc_cpu = cpu().download(kc.cpu);
+  std::vector<uint8_t> kc_cuda = cuda().download(kv.k_cache.cuda), kc_cpu = cpu().download(kv.k_cache.cpu);
   size_t differ = 0;
   for (int64_t i = 0; i < n; ++i)
     for (int64_t e = 0; e < c.kv_heads * c.dim; ++e) {
@@ -149,18 +131,9 @@ void run_decode(const DecodeCase& c) {
     for (int32_t j = 0; j < len; ++j)
       slots.push_back(int64_t(tables[static_cast<size_t>(s * width + j / bs)]) * bs + j % bs);
   }
-  const auto n = static_cast<int64_t>(slots.size());
 
-  Pair kc = both_empty(c.cache_dtype, {num_blocks, bs, c.kv_heads, c.dim});
-  Pair vc = both_empty(c.cache_dtype, {num_blocks, bs, c.kv_heads, c.dim});
-  Pair k = both_random(SEATRT_DTYPE_BF16, {n, c.kv_heads, c.dim}), v = both_random(SEATRT_DTYPE_BF16, {n, c.kv_heads, c.dim});
-  Pair sl = both(bytes_of(slots), SEATRT_DTYPE_I64, {n});
-  seatrt_kv_layer lc = layer(kc.cuda, c.one_tensor ? nullptr : &vc.cuda, bs);
-  seatrt_kv_layer lp = layer(kc.cpu, c.one_tensor ? nullptr : &vc.cpu, bs);
-  seatrt_kv_store_args sc{sizeof(seatrt_kv_store_args), &k.cuda, c.one_tensor ? nullptr : &v.cuda, &sl.cuda, &lc};
-  seatrt_kv_store_args sp{sizeof(seatrt_kv_store_args), &k.cpu, c.one_tensor ? nullptr : &v.cpu, &sl.cpu, &lp};
-  ok(cuda().api().kv_store(cuda().ctx(), cuda().stream(), &sc), "cuda kv_store");
-  ok(cpu().api().kv_store(cpu().ctx(), cpu().stream(), &sp), "cpu kv_store");
+  PagedKv kv = store_random_kv(c.cache_dtype, num_blocks, bs, c.kv_heads, c.dim, c.one_tensor, slots);
+  seatrt_kv_layer lc = kv.cuda, lp = kv.cpu;
 
   std::vector<int32_t> query_start(static_cast<size_t>(S + 1));
   std::iota(query_start.begin(), query_start.end(), 0);

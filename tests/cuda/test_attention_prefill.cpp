@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "fixtures_gpu.hpp"
 #include "harness.hpp"
 
 using namespace seatrt_test;
@@ -56,28 +57,10 @@ double run(const Case& c) {
     query_start.push_back(query_start.back() + q.rows);
     lens.push_back(q.len);
   }
-  const int64_t n = static_cast<int64_t>(slots.size()), T = query_start.back();
+  const int64_t T = query_start.back();
 
-  Pair kc = both_empty(c.cache_dtype, {num_blocks, bs, c.kv_heads, c.dim});
-  Pair vc = both_empty(c.cache_dtype, {num_blocks, bs, c.kv_heads, c.dim});
-  Pair k = both_random(SEATRT_DTYPE_BF16, {n, c.kv_heads, c.dim}), v = both_random(SEATRT_DTYPE_BF16, {n, c.kv_heads, c.dim});
-  Pair sl = both(raw(slots), SEATRT_DTYPE_I64, {n});
-  auto layer = [&](const seatrt_tensor& kt, const seatrt_tensor* vt) {
-    seatrt_kv_layer l{};
-    l.struct_size = sizeof l;
-    l.block_size = bs;
-    l.k_cache = kt;
-    if (vt) l.v_cache = *vt;
-    l.k_scale = 0.5f;
-    l.v_scale = 0.25f;
-    return l;
-  };
-  seatrt_kv_layer lc = layer(kc.cuda, c.one_tensor ? nullptr : &vc.cuda);
-  seatrt_kv_layer lp = layer(kc.cpu, c.one_tensor ? nullptr : &vc.cpu);
-  seatrt_kv_store_args sc{sizeof(seatrt_kv_store_args), &k.cuda, c.one_tensor ? nullptr : &v.cuda, &sl.cuda, &lc};
-  seatrt_kv_store_args sp{sizeof(seatrt_kv_store_args), &k.cpu, c.one_tensor ? nullptr : &v.cpu, &sl.cpu, &lp};
-  ok(cuda().api().kv_store(cuda().ctx(), cuda().stream(), &sc), "cuda kv_store");
-  ok(cpu().api().kv_store(cpu().ctx(), cpu().stream(), &sp), "cpu kv_store");
+  PagedKv kv = store_random_kv(c.cache_dtype, num_blocks, bs, c.kv_heads, c.dim, c.one_tensor, slots);
+  seatrt_kv_layer lc = kv.cuda, lp = kv.cpu;
 
   Pair q = both_random(SEATRT_DTYPE_BF16, {T, c.q_heads, c.dim}), out = both_empty(SEATRT_DTYPE_F32, {T, c.q_heads, c.dim});
   Pair qs = both(raw(query_start), SEATRT_DTYPE_I32, {S + 1}), ls = both(raw(lens), SEATRT_DTYPE_I32, {S});

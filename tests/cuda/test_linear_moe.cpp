@@ -1,50 +1,12 @@
 // linear (NVFP4 in both layouts, dense BF16) and moe: CUDA vs CPU provider.
 #include <catch2/catch.hpp>
 
+#include "fixtures_gpu.hpp"
 #include "harness.hpp"
-#include "seatrt_cuda/nvfp4_sm90_tiled.hpp"
 
 using namespace seatrt_test;
 
 namespace {
-
-struct HostNvfp4 {
-  int64_t out, in;
-  std::vector<uint8_t> data, scales;
-  float global;
-};
-
-HostNvfp4 random_nvfp4(int64_t out, int64_t in) {
-  HostNvfp4 w{out, in, {}, {}, 0.0f};
-  std::uniform_int_distribution<int> byte(0, 255), exp(4, 11), man(0, 7);
-  w.data.resize(static_cast<size_t>(out * in / 2));
-  for (auto& b : w.data) b = static_cast<uint8_t>(byte(rng()));
-  w.scales.resize(static_cast<size_t>(out * in / 16));
-  for (auto& s : w.scales) s = static_cast<uint8_t>((exp(rng()) << 3) | man(rng()));
-  w.global = std::uniform_real_distribution<float>(100.0f, 3000.0f)(rng());
-  return w;
-}
-
-seatrt_linear_weight nvfp4_weight(Provider& p, const HostNvfp4& h, bool tiled) {
-  seatrt_linear_weight w{};
-  w.struct_size = sizeof w;
-  w.format = SEATRT_WFMT_NVFP4;
-  w.group_size = 16;
-  w.out_features = h.out;
-  w.in_features = h.in;
-  w.data = p.upload(h.data.data(), h.data.size(), SEATRT_DTYPE_E2M1X2, {h.out, h.in / 2});
-  if (tiled) {
-    const auto t = seatrt_cuda::repack_nvfp4_sm90_tiled(h.scales.data(), h.scales.size(), h.global);
-    w.layout = SEATRT_LAYOUT_NVFP4_SM90_TILED;
-    w.scales = p.upload(t.bf16_scales.data(), t.bf16_scales.size() * 2, SEATRT_DTYPE_BF16, {h.out, h.in / 16});
-    w.global_scale = t.global_scale;
-  } else {
-    w.layout = SEATRT_LAYOUT_NVFP4_CT_ROW_MAJOR;
-    w.scales = p.upload(h.scales.data(), h.scales.size(), SEATRT_DTYPE_F8_E4M3, {h.out, h.in / 16});
-    w.global_scale = h.global;
-  }
-  return w;
-}
 
 // Outputs start as all-ones bytes (NaN in F32/BF16/F16): an element the
 // kernel does not write fails the comparison.

@@ -6,51 +6,12 @@
 
 #include <algorithm>
 
+#include "fixtures_gpu.hpp"
 #include "harness.hpp"
-#include "seatrt_cuda/nvfp4_sm90_tiled.hpp"
 
 using namespace seatrt_test;
 
 namespace {
-
-struct Fp4 {
-  int64_t out, in;
-  std::vector<uint8_t> data, scales;
-  float global;
-};
-
-// Random E2M1 codes, E4M3 scales 2^-3..2^4 (any mantissa), global 100..3000.
-Fp4 random_fp4(int64_t out, int64_t in) {
-  Fp4 w{out, in, {}, {}, 0.0f};
-  std::uniform_int_distribution<int> byte(0, 255), exp(4, 11), man(0, 7);
-  w.data.resize(static_cast<size_t>(out * in / 2));
-  for (auto& b : w.data) b = static_cast<uint8_t>(byte(rng()));
-  w.scales.resize(static_cast<size_t>(out * in / 16));
-  for (auto& s : w.scales) s = static_cast<uint8_t>((exp(rng()) << 3) | man(rng()));
-  w.global = std::uniform_real_distribution<float>(100.0f, 3000.0f)(rng());
-  return w;
-}
-
-seatrt_linear_weight upload_fp4(Provider& p, const Fp4& h, bool tiled) {
-  seatrt_linear_weight w{};
-  w.struct_size = sizeof w;
-  w.format = SEATRT_WFMT_NVFP4;
-  w.group_size = 16;
-  w.out_features = h.out;
-  w.in_features = h.in;
-  w.data = p.upload(h.data.data(), h.data.size(), SEATRT_DTYPE_E2M1X2, {h.out, h.in / 2});
-  if (tiled) {
-    const auto t = seatrt_cuda::repack_nvfp4_sm90_tiled(h.scales.data(), h.scales.size(), h.global);
-    w.layout = SEATRT_LAYOUT_NVFP4_SM90_TILED;
-    w.scales = p.upload(t.bf16_scales.data(), t.bf16_scales.size() * 2, SEATRT_DTYPE_BF16, {h.out, h.in / 16});
-    w.global_scale = t.global_scale;
-  } else {
-    w.layout = SEATRT_LAYOUT_NVFP4_CT_ROW_MAJOR;
-    w.scales = p.upload(h.scales.data(), h.scales.size(), SEATRT_DTYPE_F8_E4M3, {h.out, h.in / 16});
-    w.global_scale = h.global;
-  }
-  return w;
-}
 
 double linear_error(const seatrt_linear_weight& wc, const seatrt_linear_weight& wp, int64_t m, int32_t out_dtype) {
   Pair x = both_random(SEATRT_DTYPE_BF16, {m, wc.in_features}), out = both_empty(out_dtype, {m, wc.out_features});
@@ -73,13 +34,13 @@ struct Experts {
   std::vector<seatrt_linear_weight> gc, uc, dc, gp, up, dp;
   Experts(int32_t e, int64_t hidden, int64_t inter) : E(e) {
     for (int32_t i = 0; i < E; ++i) {
-      const Fp4 g = random_fp4(inter, hidden), u = random_fp4(inter, hidden), d = random_fp4(hidden, inter);
-      gc.push_back(upload_fp4(cuda(), g, false));
-      uc.push_back(upload_fp4(cuda(), u, false));
-      dc.push_back(upload_fp4(cuda(), d, false));
-      gp.push_back(upload_fp4(cpu(), g, false));
-      up.push_back(upload_fp4(cpu(), u, false));
-      dp.push_back(upload_fp4(cpu(), d, false));
+      const HostNvfp4 g = random_nvfp4(inter, hidden), u = random_nvfp4(inter, hidden), d = random_nvfp4(hidden, inter);
+      gc.push_back(nvfp4_weight(cuda(), g, false));
+      uc.push_back(nvfp4_weight(cuda(), u, false));
+      dc.push_back(nvfp4_weight(cuda(), d, false));
+      gp.push_back(nvfp4_weight(cpu(), g, false));
+      up.push_back(nvfp4_weight(cpu(), u, false));
+      dp.push_back(nvfp4_weight(cpu(), d, false));
     }
   }
 };
@@ -131,8 +92,8 @@ TEST_CASE("prefill: tensor-core NVFP4 linear agrees at M 65/300/2048, ragged N a
   // N 320: a partial 128-column tile; K 720: a partial 64-deep K step and
   // rows not 16-byte multiples (byte loads); K 48: less than one K step.
   for (auto [n, k] : {std::pair<int64_t, int64_t>{320, 1024}, {130, 720}, {96, 48}}) {
-    const Fp4 h = random_fp4(n, k);
-    const seatrt_linear_weight wc = upload_fp4(cuda(), h, false), wp = upload_fp4(cpu(), h, false);
+    const HostNvfp4 h = random_nvfp4(n, k);
+    const seatrt_linear_weight wc = nvfp4_weight(cuda(), h, false), wp = nvfp4_weight(cpu(), h, false);
     for (int64_t m : {65, 300, 2048}) {
       INFO("N " << n << " K " << k << " M " << m);
       CHECK(linear_error(wc, wp, m, SEATRT_DTYPE_F32) <= 1e-4);
@@ -142,11 +103,11 @@ TEST_CASE("prefill: tensor-core NVFP4 linear agrees at M 65/300/2048, ragged N a
 }
 
 TEST_CASE("prefill: tensor-core linear reads SM90_TILED weights and the model's shapes", "[prefill]") {
-  const Fp4 h = random_fp4(2048, 2816);
-  const seatrt_linear_weight wt = upload_fp4(cuda(), h, true), wp = upload_fp4(cpu(), h, false);
+  const HostNvfp4 h = random_nvfp4(2048, 2816);
+  const seatrt_linear_weight wt = nvfp4_weight(cuda(), h, true), wp = nvfp4_weight(cpu(), h, false);
   CHECK(linear_error(wt, wp, 300, SEATRT_DTYPE_F32) <= 1e-4);
-  const Fp4 o = random_fp4(2816, 4096);
-  const seatrt_linear_weight oc = upload_fp4(cuda(), o, false), op = upload_fp4(cpu(), o, false);
+  const HostNvfp4 o = random_nvfp4(2816, 4096);
+  const seatrt_linear_weight oc = nvfp4_weight(cuda(), o, false), op = nvfp4_weight(cpu(), o, false);
   CHECK(linear_error(oc, op, 130, SEATRT_DTYPE_BF16) <= 1e-2);
 }
 

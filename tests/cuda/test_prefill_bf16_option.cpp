@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "fixtures_gpu.hpp"
 #include "harness.hpp"
 
 using namespace seatrt_test;
@@ -244,24 +245,8 @@ TEST_CASE("prefill_bf16: attention with 300 F32 query rows is untouched by the o
   std::shuffle(table.begin(), table.end(), rng());
   std::vector<int64_t> slots;
   for (int32_t j = 0; j < len; ++j) slots.push_back(int64_t(table[static_cast<size_t>(j / bs)]) * bs + j % bs);
-  Pair kc = both_empty(SEATRT_DTYPE_BF16, {blocks, bs, kvh, D}), vc = both_empty(SEATRT_DTYPE_BF16, {blocks, bs, kvh, D});
-  Pair k = both_random(SEATRT_DTYPE_BF16, {len, kvh, D}), v = both_random(SEATRT_DTYPE_BF16, {len, kvh, D});
-  Pair sl = both(bytes_of(slots), SEATRT_DTYPE_I64, {len});
-  auto layer = [&](const seatrt_tensor& kt, const seatrt_tensor& vt) {
-    seatrt_kv_layer l{};
-    l.struct_size = sizeof l;
-    l.block_size = bs;
-    l.k_cache = kt;
-    l.v_cache = vt;
-    l.k_scale = 1.0f;
-    l.v_scale = 1.0f;
-    return l;
-  };
-  seatrt_kv_layer lc = layer(kc.cuda, vc.cuda), lp = layer(kc.cpu, vc.cpu);
-  seatrt_kv_store_args sc{sizeof(seatrt_kv_store_args), &k.cuda, &v.cuda, &sl.cuda, &lc};
-  seatrt_kv_store_args sp{sizeof(seatrt_kv_store_args), &k.cpu, &v.cpu, &sl.cpu, &lp};
-  ok(cuda().api().kv_store(cuda().ctx(), cuda().stream(), &sc), "cuda kv_store");
-  ok(cpu().api().kv_store(cpu().ctx(), cpu().stream(), &sp), "cpu kv_store");
+  PagedKv kv = store_random_kv(SEATRT_DTYPE_BF16, blocks, bs, kvh, D, false, slots, 1.0f, 1.0f);
+  seatrt_kv_layer lc = kv.cuda, lp = kv.cpu;
 
   const std::vector<int32_t> query_start = {0, len}, lens = {len};
   Pair q = both(random_values(len * qh * D, SEATRT_DTYPE_F32), SEATRT_DTYPE_F32, {len, qh, D});

@@ -1,0 +1,40 @@
+// Random inputs the CUDA-vs-CPU tests share beyond the harness: NVFP4
+// weights (host codes and scales, uploaded to a provider in either layout)
+// and paged KV caches.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "harness.hpp"
+
+namespace seatrt_test {
+
+// An NVFP4 weight on the host: E2M1 codes (two per byte), E4M3 scales (one
+// per 16 inputs) and the global scale.
+struct HostNvfp4 {
+  int64_t out, in;
+  std::vector<uint8_t> data, scales;
+  float global;
+};
+
+// Random E2M1 codes, E4M3 scales 2^-3..2^4 (any mantissa), global 100..3000.
+HostNvfp4 random_nvfp4(int64_t out, int64_t in);
+
+// `h` uploaded to `p`: in the SM90 tiled layout (BF16 scales, for the CUDA
+// provider) when `tiled`, else in the compressed-tensors row-major layout.
+seatrt_linear_weight nvfp4_weight(Provider& p, const HostNvfp4& h, bool tiled);
+
+// A paged KV cache on both providers holding the same random keys/values.
+struct PagedKv {
+  Pair k_cache, v_cache;      // num_blocks x block_size x kv_heads x dim each
+  seatrt_kv_layer cuda, cpu;  // the layer views (no V cache when one tensor)
+};
+
+// Empty K and V caches of `cache_dtype` on both providers, then random
+// normal BF16 keys and values (one per slot) stored at `slots` by each
+// provider's kv_store.  `one_tensor`: K is also V (no V cache, no values).
+PagedKv store_random_kv(int32_t cache_dtype, int64_t num_blocks, int32_t block_size, int64_t kv_heads, int64_t dim,
+                        bool one_tensor, const std::vector<int64_t>& slots, float k_scale = 0.5f, float v_scale = 0.25f);
+
+}  // namespace seatrt_test
