@@ -83,14 +83,7 @@ int main(int argc, char** argv) {
       auto cache = [&](seatrt_tensor& t) {
         void* d = dev_alloc(bytes);
         ok(K->memset_zero(C, S, d, bytes), "zero cache");  // fp8 zeros: finite, same bytes
-        t = tensor(d, SEATRT_DTYPE_F8_E4M3, nb, bsz);
-        t.ndim = 4;
-        t.shape[2] = y.heads;
-        t.shape[3] = y.dim;
-        t.strides[3] = 1;
-        t.strides[2] = y.dim;
-        t.strides[1] = y.heads * y.dim;
-        t.strides[0] = bsz * y.heads * y.dim;
+        t = tensor(d, SEATRT_DTYPE_F8_E4M3, {nb, bsz, y.heads, y.dim});
       };
       cache(y.kv.k_cache);
       if (y.sliding) cache(y.kv.v_cache);

@@ -83,6 +83,19 @@ inline seatrt_tensor tensor(void* data, int32_t dtype, int64_t rows, int64_t col
   return tensor(data, dtype, {rows, cols});
 }
 
+// An NVFP4 weight descriptor (compressed-tensors row-major, groups of 16)
+// of `out` x `in`, its buffers and scales still to be filled in.
+inline seatrt_linear_weight nvfp4_shape(int64_t out, int64_t in) {
+  seatrt_linear_weight w{};
+  w.struct_size = sizeof w;
+  w.format = SEATRT_WFMT_NVFP4;
+  w.layout = SEATRT_LAYOUT_NVFP4_CT_ROW_MAJOR;
+  w.group_size = 16;
+  w.out_features = out;
+  w.in_features = in;
+  return w;
+}
+
 inline double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // Median seconds per call of `step` over `reps` timed runs of `iters` each,

@@ -46,13 +46,7 @@ void fill(void* dst, size_t bytes) {
 
 // An NVFP4 weight with random codes and E4M3 scales in [0.125, 15].
 seatrt_linear_weight nvfp4(int64_t out, int64_t in, size_t& bytes) {
-  seatrt_linear_weight w{};
-  w.struct_size = sizeof w;
-  w.format = SEATRT_WFMT_NVFP4;
-  w.layout = SEATRT_LAYOUT_NVFP4_CT_ROW_MAJOR;
-  w.group_size = 16;
-  w.out_features = out;
-  w.in_features = in;
+  seatrt_linear_weight w = nvfp4_shape(out, in);
   const size_t db = static_cast<size_t>(out * in / 2), sb = static_cast<size_t>(out * in / 16);
   void* d = dev_alloc(db);
   fill(d, db);
@@ -163,14 +157,7 @@ int main(int argc, char** argv) {
       auto cache = [&](seatrt_tensor& t) {
         void* d = dev_alloc(bytes);
         ok(K->memset_zero(C, S, d, bytes), "zero cache");
-        t = tensor(d, SEATRT_DTYPE_F8_E4M3, nb, bsz);
-        t.ndim = 4;
-        t.shape[2] = L.heads;
-        t.shape[3] = L.dim;
-        t.strides[3] = 1;
-        t.strides[2] = L.dim;
-        t.strides[1] = L.heads * L.dim;
-        t.strides[0] = bsz * L.heads * L.dim;
+        t = tensor(d, SEATRT_DTYPE_F8_E4M3, {nb, bsz, L.heads, L.dim});
       };
       cache(L.kv.k_cache);
       if (L.two) cache(L.kv.v_cache);

@@ -50,13 +50,7 @@ seatrt_linear_weight nvfp4(int64_t out, int64_t in) {
     scales.resize(2u << 20);
     for (auto& s : scales) s = static_cast<uint8_t>(((4 + g_rng() % 8) << 3) | (g_rng() % 8));
   }
-  seatrt_linear_weight w{};
-  w.struct_size = sizeof w;
-  w.format = SEATRT_WFMT_NVFP4;
-  w.layout = SEATRT_LAYOUT_NVFP4_CT_ROW_MAJOR;
-  w.group_size = 16;
-  w.out_features = out;
-  w.in_features = in;
+  seatrt_linear_weight w = nvfp4_shape(out, in);
   const size_t db = static_cast<size_t>(out * in / 2), sb = static_cast<size_t>(out * in / 16);
   const uint8_t* d = codes.data() + g_rng() % (codes.size() - db);
   const uint8_t* sc = scales.data() + g_rng() % (scales.size() - sb);
