@@ -40,6 +40,20 @@ seatrt_linear_weight nvfp4_weight(Provider& p, const HostNvfp4& h, bool tiled) {
   return w;
 }
 
+Nvfp4Experts random_nvfp4_experts(int32_t E, int64_t hidden, int64_t inter) {
+  Nvfp4Experts x;
+  for (int32_t i = 0; i < E; ++i) {
+    const HostNvfp4 g = random_nvfp4(inter, hidden), u = random_nvfp4(inter, hidden), d = random_nvfp4(hidden, inter);
+    x.gc.push_back(nvfp4_weight(cuda(), g, false));
+    x.uc.push_back(nvfp4_weight(cuda(), u, false));
+    x.dc.push_back(nvfp4_weight(cuda(), d, false));
+    x.gp.push_back(nvfp4_weight(cpu(), g, false));
+    x.up.push_back(nvfp4_weight(cpu(), u, false));
+    x.dp.push_back(nvfp4_weight(cpu(), d, false));
+  }
+  return x;
+}
+
 namespace {
 
 seatrt_kv_layer kv_layer(const seatrt_tensor& k, const seatrt_tensor* v, int32_t block_size, float k_scale, float v_scale) {

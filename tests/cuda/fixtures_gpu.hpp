@@ -25,6 +25,13 @@ HostNvfp4 random_nvfp4(int64_t out, int64_t in);
 // provider) when `tiled`, else in the compressed-tensors row-major layout.
 seatrt_linear_weight nvfp4_weight(Provider& p, const HostNvfp4& h, bool tiled);
 
+// E experts' weights, random, uploaded to both providers (row-major layout):
+// gate and up inter x hidden, down hidden x inter; *c on CUDA, *p on CPU.
+struct Nvfp4Experts {
+  std::vector<seatrt_linear_weight> gc, uc, dc, gp, up, dp;
+};
+Nvfp4Experts random_nvfp4_experts(int32_t E, int64_t hidden, int64_t inter);
+
 // A paged KV cache on both providers holding the same random keys/values.
 struct PagedKv {
   Pair k_cache, v_cache;      // num_blocks x block_size x kv_heads x dim each

@@ -109,16 +109,7 @@ namespace {
 
 // One moe call on both providers: T tokens, k distinct experts each.
 double run_moe(int32_t E, int64_t H, int64_t I, int64_t T, int64_t k, int32_t xdt) {
-  std::vector<seatrt_linear_weight> gc, uc, dc, gp, up, dp;
-  for (int e = 0; e < E; ++e) {
-    const HostNvfp4 g = random_nvfp4(I, H), u = random_nvfp4(I, H), d = random_nvfp4(H, I);
-    gc.push_back(nvfp4_weight(cuda(), g, false));
-    uc.push_back(nvfp4_weight(cuda(), u, false));
-    dc.push_back(nvfp4_weight(cuda(), d, false));
-    gp.push_back(nvfp4_weight(cpu(), g, false));
-    up.push_back(nvfp4_weight(cpu(), u, false));
-    dp.push_back(nvfp4_weight(cpu(), d, false));
-  }
+  auto [gc, uc, dc, gp, up, dp] = random_nvfp4_experts(E, H, I);
   std::vector<int32_t> ids;
   std::vector<float> wts;
   for (int64_t t = 0; t < T; ++t) {
@@ -158,16 +149,7 @@ TEST_CASE("moe at the model's expert shapes, decode token counts") {
 
 TEST_CASE("moe agrees with the CPU provider (NVFP4 experts, grouped tokens)") {
   const int32_t E = 16, H = 256, I = 128;
-  std::vector<seatrt_linear_weight> gc, uc, dc, gp, up, dp;
-  for (int e = 0; e < E; ++e) {
-    const HostNvfp4 g = random_nvfp4(I, H), u = random_nvfp4(I, H), d = random_nvfp4(H, I);
-    gc.push_back(nvfp4_weight(cuda(), g, false));
-    uc.push_back(nvfp4_weight(cuda(), u, false));
-    dc.push_back(nvfp4_weight(cuda(), d, false));
-    gp.push_back(nvfp4_weight(cpu(), g, false));
-    up.push_back(nvfp4_weight(cpu(), u, false));
-    dp.push_back(nvfp4_weight(cpu(), d, false));
-  }
+  auto [gc, uc, dc, gp, up, dp] = random_nvfp4_experts(E, H, I);
   for (int64_t T : {1, 5, 40}) {
     const int64_t k = 4;
     // Distinct expert ids per token, random weights.

@@ -29,20 +29,9 @@ std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
 }
 
 // Experts of one MoE layer uploaded to both providers.
-struct Experts {
+struct Experts : Nvfp4Experts {
   int32_t E;
-  std::vector<seatrt_linear_weight> gc, uc, dc, gp, up, dp;
-  Experts(int32_t e, int64_t hidden, int64_t inter) : E(e) {
-    for (int32_t i = 0; i < E; ++i) {
-      const HostNvfp4 g = random_nvfp4(inter, hidden), u = random_nvfp4(inter, hidden), d = random_nvfp4(hidden, inter);
-      gc.push_back(nvfp4_weight(cuda(), g, false));
-      uc.push_back(nvfp4_weight(cuda(), u, false));
-      dc.push_back(nvfp4_weight(cuda(), d, false));
-      gp.push_back(nvfp4_weight(cpu(), g, false));
-      up.push_back(nvfp4_weight(cpu(), u, false));
-      dp.push_back(nvfp4_weight(cpu(), d, false));
-    }
-  }
+  Experts(int32_t e, int64_t hidden, int64_t inter) : Nvfp4Experts(random_nvfp4_experts(e, hidden, inter)), E(e) {}
 };
 
 // Router ids for T tokens: distinct per token; with `skewed`, slot 0 is
