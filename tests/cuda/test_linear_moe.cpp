@@ -107,9 +107,12 @@ TEST_CASE("linear refuses a wrong shape with INVALID_ARG") {
 
 namespace {
 
-// One moe call on both providers: T tokens, k distinct experts each.
-double run_moe(int32_t E, int64_t H, int64_t I, int64_t T, int64_t k, int32_t xdt) {
-  auto [gc, uc, dc, gp, up, dp] = random_nvfp4_experts(E, H, I);
+// T tokens routed to k distinct experts of E each: ids (T x k, I32) and
+// random weights in [0.05, 0.5) (T x k, F32) on both providers.
+struct Routes {
+  Pair ids, weights;
+};
+Routes random_routes(int32_t E, int64_t T, int64_t k) {
   std::vector<int32_t> ids;
   std::vector<float> wts;
   for (int64_t t = 0; t < T; ++t) {
@@ -121,10 +124,18 @@ double run_moe(int32_t E, int64_t H, int64_t I, int64_t T, int64_t k, int32_t xd
       wts.push_back(std::uniform_real_distribution<float>(0.05f, 0.5f)(rng()));
     }
   }
-  Pair id = both(std::vector<uint8_t>(reinterpret_cast<uint8_t*>(ids.data()), reinterpret_cast<uint8_t*>(ids.data() + ids.size())),
-                 SEATRT_DTYPE_I32, {T, k});
-  Pair w = both(std::vector<uint8_t>(reinterpret_cast<uint8_t*>(wts.data()), reinterpret_cast<uint8_t*>(wts.data() + wts.size())),
-                SEATRT_DTYPE_F32, {T, k});
+  Routes r;
+  r.ids = both(std::vector<uint8_t>(reinterpret_cast<uint8_t*>(ids.data()), reinterpret_cast<uint8_t*>(ids.data() + ids.size())),
+               SEATRT_DTYPE_I32, {T, k});
+  r.weights = both(std::vector<uint8_t>(reinterpret_cast<uint8_t*>(wts.data()), reinterpret_cast<uint8_t*>(wts.data() + wts.size())),
+                   SEATRT_DTYPE_F32, {T, k});
+  return r;
+}
+
+// One moe call on both providers: T tokens, k distinct experts each.
+double run_moe(int32_t E, int64_t H, int64_t I, int64_t T, int64_t k, int32_t xdt) {
+  auto [gc, uc, dc, gp, up, dp] = random_nvfp4_experts(E, H, I);
+  auto [id, w] = random_routes(E, T, k);
   Pair x = both_random(xdt, {T, H}, 0.01f), out = poisoned(SEATRT_DTYPE_F32, T, H);
   seatrt_moe_args mc{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cuda, &id.cuda, &w.cuda, gc.data(), uc.data(), dc.data(), &out.cuda};
   seatrt_moe_args mp{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cpu, &id.cpu, &w.cpu, gp.data(), up.data(), dp.data(), &out.cpu};
@@ -152,22 +163,7 @@ TEST_CASE("moe agrees with the CPU provider (NVFP4 experts, grouped tokens)") {
   auto [gc, uc, dc, gp, up, dp] = random_nvfp4_experts(E, H, I);
   for (int64_t T : {1, 5, 40}) {
     const int64_t k = 4;
-    // Distinct expert ids per token, random weights.
-    std::vector<int32_t> ids;
-    std::vector<float> wts;
-    for (int64_t t = 0; t < T; ++t) {
-      std::vector<int32_t> perm(E);
-      for (int e = 0; e < E; ++e) perm[static_cast<size_t>(e)] = e;
-      std::shuffle(perm.begin(), perm.end(), rng());
-      for (int64_t j = 0; j < k; ++j) {
-        ids.push_back(perm[static_cast<size_t>(j)]);
-        wts.push_back(std::uniform_real_distribution<float>(0.05f, 0.5f)(rng()));
-      }
-    }
-    Pair id = both(std::vector<uint8_t>(reinterpret_cast<uint8_t*>(ids.data()), reinterpret_cast<uint8_t*>(ids.data() + ids.size())),
-                   SEATRT_DTYPE_I32, {T, k});
-    Pair w = both(std::vector<uint8_t>(reinterpret_cast<uint8_t*>(wts.data()), reinterpret_cast<uint8_t*>(wts.data() + wts.size())),
-                  SEATRT_DTYPE_F32, {T, k});
+    auto [id, w] = random_routes(E, T, k);
     Pair x = both_random(SEATRT_DTYPE_BF16, {T, H}, 0.01f), out = both_empty(SEATRT_DTYPE_F32, {T, H});
     seatrt_moe_args mc{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cuda, &id.cuda, &w.cuda, gc.data(), uc.data(), dc.data(), &out.cuda};
     seatrt_moe_args mp{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cpu, &id.cpu, &w.cpu, gp.data(), up.data(), dp.data(), &out.cpu};
