@@ -13,8 +13,6 @@
 //
 // usage: seatrt-bench-attention <libseatrt_kernels_cuda.so> [iterations] [contexts, e.g. 1024,8192] [batches]
 //        [noref: skip the general kernel]
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

@@ -12,8 +12,6 @@
 // router, KV stores and sampling are NOT included: see docs/benchmarks.md.
 //
 // usage: seatrt-bench-ops <path to libseatrt_kernels_cuda.so> [iterations] [batches, e.g. 1,4,8]
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

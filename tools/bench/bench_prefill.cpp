@@ -15,8 +15,6 @@
 // its unmasked half.
 //
 // usage: seatrt-bench-prefill <libseatrt_kernels_cuda.so> [tokens, e.g. 2048,8192] [attention-only tokens, e.g. 32768]
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
