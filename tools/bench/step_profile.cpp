@@ -16,7 +16,10 @@
 //
 //   seatrt-step-profile MODEL_DIR --provider LIB --plugin-dir DIR
 //       [--batches 1,16,32] [--prompt-len 64] [--steps 64] [--warmup 4]
-//       [--kv auto|fp8|bf16] [--seconds 90] [--profile on|off] [--json FILE]
+//       [--kv auto|fp8|bf16] [--seconds 90] [--profile on|off]
+//       [--prefill-profile P] [--kernel-options TOML] [--json FILE]
+// --prefill-profile P: the profiled load first runs one prefill of P random
+// tokens (batch 1, one step) and prints its per-op GPU time table.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -54,6 +57,8 @@ struct Options {
   std::string kv = "auto";
   double seconds = 90;
   bool profile = true;
+  int32_t prefill_profile = 0;  // > 0: also profile one prefill of this many tokens
+  std::string kernel_options;   // TOML text for the provider's create_context
 };
 
 std::vector<int32_t> parse_list(const std::string& s) {
@@ -85,6 +90,8 @@ Options parse(int argc, char** argv) {
     else if (a == "--kv") o.kv = value();
     else if (a == "--seconds") o.seconds = std::stod(value());
     else if (a == "--json") o.json_out = value();
+    else if (a == "--prefill-profile") o.prefill_profile = std::stoi(value());
+    else if (a == "--kernel-options") o.kernel_options = value();
     else if (a == "--profile") {
       const std::string v = value();
       if (v != "on" && v != "off") throw std::runtime_error("--profile: '" + v + "' is not on or off");
@@ -96,9 +103,10 @@ Options parse(int argc, char** argv) {
   if (o.model_dir.empty() || o.provider.empty() || o.plugin_dir.empty())
     throw std::runtime_error("usage: seatrt-step-profile MODEL_DIR --provider LIB --plugin-dir DIR [--batches 1,16,32] "
                              "[--prompt-len P] [--steps N] [--warmup W] [--kv auto|fp8|bf16] [--seconds S] "
-                             "[--profile on|off] [--json FILE]");
+                             "[--profile on|off] [--prefill-profile P] [--kernel-options TOML] [--json FILE]");
   if (o.prompt_len < 2 || o.steps < 1 || o.warmup < 0 || !(o.seconds > 0))
     throw std::runtime_error("--prompt-len must be >= 2, --steps >= 1, --warmup >= 0, --seconds > 0");
+  if (o.prefill_profile < 0) throw std::runtime_error("--prefill-profile must be >= 0");
   if (o.kv != "auto") eng::parse_kv_dtype(o.kv);  // throws naming the value
   return o;
 }
@@ -120,10 +128,10 @@ struct Session {
     if (seat.plugins.search_paths.front() != lib.parent_path()) seat.plugins.search_paths.push_back(lib.parent_path());
     seat.kernels.provider = lib.string();
     plugins = seatrt::host::load_seat_plugins(seat);
-    std::string options;
+    std::string options = o.kernel_options.empty() ? "" : o.kernel_options + "\n";
     if (profile_file) {
       if (!cuda()) return;
-      options = "profile = true\nprofile_file = " + nlohmann::json(profile_file->string()).dump() + "\n";
+      options += "profile = true\nprofile_file = " + nlohmann::json(profile_file->string()).dump() + "\n";
     }
     context = plugins.dispatch->create_context(options, 0);
     loader = std::make_unique<seatrt::model::ModelLoader>(seatrt::host::host_api(),
@@ -302,7 +310,8 @@ class Pass {
 };
 
 int64_t max_batch_tokens(const Options& o) {
-  return static_cast<int64_t>(*std::max_element(o.batches.begin(), o.batches.end())) * o.prompt_len;
+  return std::max<int64_t>(static_cast<int64_t>(*std::max_element(o.batches.begin(), o.batches.end())) * o.prompt_len,
+                           o.prefill_profile);
 }
 
 // Timed passes: every B, mode and sampler.  Returns the eager forward +
@@ -390,6 +399,21 @@ void profile_pass(const Options& o, Clock::time_point deadline, const std::map<i
       return;
     }
     std::vector<std::unique_ptr<Pass>> alive;
+    // The prefill pass (B recorded as 0): one step of P tokens, then one
+    // decode step (a Pass always takes one); its table is per prefill.
+    Options prefill_options = o;
+    prefill_options.prompt_len = o.prefill_profile;
+    prefill_options.warmup = 0;
+    prefill_options.steps = 1;
+    if (o.prefill_profile > 0) {
+      alive.push_back(std::make_unique<Pass>(*session.model, prefill_options, 1, /*graphs=*/false, 0.8f));
+      int32_t done = 0, forwards = 0;
+      const auto t = Clock::now();
+      alive.back()->run(Clock::time_point::max(), &done, /*prompt_by_token=*/false, &forwards);
+      std::printf("\nprefill of %d tokens + 1 decode step, eager, profiled: %.1f ms wall\n", o.prefill_profile,
+                  ms_since(t));
+      passes.emplace_back(0, 1);
+    }
     for (int32_t b : o.batches) {
       if (Clock::now() >= deadline) break;
       alive.push_back(std::make_unique<Pass>(*session.model, o, b, /*graphs=*/false, 0.8f));
@@ -421,7 +445,11 @@ void profile_pass(const Options& o, Clock::time_point deadline, const std::map<i
     }
     std::sort(per_step.begin(), per_step.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
     const auto fwd = eager_forward.find(b);
-    std::printf("\nper-op GPU time per decode step, B=%d (eager, t=0.8, %d profiled steps): %.3f ms in ops", b, n, sum);
+    if (b == 0)
+      std::printf("\nper-op GPU time of one prefill of %d tokens (eager; the rows of 1 are its one decode step): "
+                  "%.3f ms in ops", o.prefill_profile, sum);
+    else
+      std::printf("\nper-op GPU time per decode step, B=%d (eager, t=0.8, %d profiled steps): %.3f ms in ops", b, n, sum);
     if (fwd != eager_forward.end())
       std::printf(" of %.3f ms eager forward + sample (unprofiled medians above): %.3f ms outside the ops (launch "
                   "gaps, uploads, syncs, host)", fwd->second, fwd->second - sum);
@@ -438,7 +466,7 @@ void profile_pass(const Options& o, Clock::time_point deadline, const std::map<i
       ops.push_back({{"op", r->op}, {"variant", r->variant}, {"out", r->out}, {"in", r->in}, {"rows", r->rows},
                      {"calls_per_step", calls}, {"mean_us", r->mean_us}, {"ms_per_step", ms}});
     }
-    report["profile"][std::to_string(b)] = {{"steps", n}, {"ops_ms_per_step", sum}, {"ops", ops}};
+    report["profile"][b == 0 ? "prefill" + std::to_string(o.prefill_profile) : std::to_string(b)] = {{"steps", n}, {"ops_ms_per_step", sum}, {"ops", ops}};
   }
 }
 

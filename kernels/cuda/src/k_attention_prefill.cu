@@ -1,5 +1,7 @@
 // Prefill attention on the tensor cores (flash-attention style) over the
-// paged KV cache, for BF16 queries and F8_E4M3 or BF16 caches.
+// paged KV cache, for BF16 queries (F32 ones are rounded to BF16 as they
+// are staged: the caller opts in, see ops_attention.cpp) and F8_E4M3 or
+// BF16 caches.
 //
 // One block of 16 warps takes a tile of up to 64 query rows of one sequence
 // and one q head, and walks the keys that tile can see (causal; the sliding
@@ -158,10 +160,18 @@ __global__ void __launch_bounds__(kFaThreads, 1)
     const int r = i / (D / 8), c = (i % (D / 8)) * 8;
     uint4 v = make_uint4(0u, 0u, 0u, 0u);
     if (r < rows) {
-      const __nv_bfloat16* src = static_cast<const __nv_bfloat16*>(p.q.data) + (row0 + r) * p.q.s0 + qh * p.q.s1 + c;
+      const int64_t at = (row0 + r) * p.q.s0 + qh * p.q.s1 + c;
       __nv_bfloat16* e = reinterpret_cast<__nv_bfloat16*>(&v);
+      if (p.q.dtype == SEATRT_DTYPE_F32) {
+        // F32 q (the provider's opt-in prefill_bf16): rounded to nearest BF16 here.
+        const float* src = static_cast<const float*>(p.q.data) + at;
 #pragma unroll
-      for (int j = 0; j < 8; ++j) e[j] = src[j];
+        for (int j = 0; j < 8; ++j) e[j] = __float2bfloat16_rn(src[j]);
+      } else {
+        const __nv_bfloat16* src = static_cast<const __nv_bfloat16*>(p.q.data) + at;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) e[j] = src[j];
+      }
     }
     *reinterpret_cast<uint4*>(qs + r * L::kLd + c) = v;
   }
@@ -351,7 +361,8 @@ int launch_fa(cudaStream_t st, const AttentionProblem& p, const int4* tiles, con
 bool attention_prefill_supported(const AttentionProblem& p, int32_t max_query_len) {
   const bool dim_ok = p.q.d2 == 256 || p.q.d2 == 512 || p.q.d2 == 128;
   const bool cache_ok = p.cache_dtype == SEATRT_DTYPE_F8_E4M3 || p.cache_dtype == SEATRT_DTYPE_BF16;
-  return max_query_len >= kAttentionPrefillMinRows && dim_ok && cache_ok && p.q.dtype == SEATRT_DTYPE_BF16;
+  return max_query_len >= kAttentionPrefillMinRows && dim_ok && cache_ok &&
+         (p.q.dtype == SEATRT_DTYPE_BF16 || p.q.dtype == SEATRT_DTYPE_F32);
 }
 
 size_t attention_prefill_workspace_bytes(const AttentionProblem& p) {

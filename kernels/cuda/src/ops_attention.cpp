@@ -128,13 +128,12 @@ void attention(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_attenti
   p.window = a.window;
   p.scale = a.scale;
   p.softcap = a.softcap;
-  // Prefill-shaped batches with BF16 q: the tensor-core kernel
-  // (k_attention_prefill.cu).  F32 q stays on the general kernel, also under
-  // the prefill_bf16 option: a BF16 copy of q routed here was written
-  // (91fe5e4) but on the H200 (2026-11-30 20:02 run) the option's context
-  // still returned the general kernel's result bit for bit, cause not found,
-  // so it was taken out rather than shipped unexplained.
-  if (attention_prefill_supported(p, a.max_query_len)) {
+  // Prefill-shaped batches: the tensor-core kernel (k_attention_prefill.cu)
+  // for BF16 q, and for F32 q under the opt-in prefill_bf16 (the kernel
+  // rounds q to BF16 as it stages it; P is BF16 in the second MMA either
+  // way).  F32 q without the option keeps the exact fp32 kernel.
+  const bool q_ok = p.q.dtype == SEATRT_DTYPE_BF16 || (p.q.dtype == SEATRT_DTYPE_F32 && ctx->prefill_bf16);
+  if (q_ok && attention_prefill_supported(p, a.max_query_len)) {
     check(launch_attention_prefill(s, p, scratch(ctx, s, attention_prefill_workspace_bytes(p))),
           "attention launch (prefill)");
     return;
