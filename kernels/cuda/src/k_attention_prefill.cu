@@ -40,12 +40,14 @@ struct FaSmem {
   static constexpr size_t m = pb + sizeof(__nv_bfloat16) * kFaRows * kPLd;
   static constexpr size_t l = m + sizeof(float) * kFaRows;
   static constexpr size_t corr = l + sizeof(float) * kFaRows;
-  static constexpr size_t key_ok = corr + sizeof(float) * kFaRows;
+  // Cache element offsets of two key steps' rows (double-buffered: the
+  // next step's are made while this step's are in use), -1 when unmapped.
+  static constexpr size_t koff = corr + sizeof(float) * kFaRows;
   // Raw cache bytes of the NEXT key step (cp.async), for layers with separate
   // K and V caches up to head dim 256; one-tensor layers use the unused V
   // region instead (V = K), and two-tensor head-dim-512 layers do not
   // prefetch (227 KiB of shared memory is the limit).
-  static constexpr size_t raw = (key_ok + sizeof(int32_t) * kFaKeys + 127) / 128 * 128;
+  static constexpr size_t raw = (koff + sizeof(int64_t) * 2 * kFaKeys + 127) / 128 * 128;
   static constexpr size_t raw_bytes = D <= 256 ? 2 * kFaKeys * D * 2 : 0;
   static constexpr size_t bytes = raw + raw_bytes;
 };
@@ -143,7 +145,7 @@ __global__ void __launch_bounds__(kFaThreads, 1)
   auto* row_m = reinterpret_cast<float*>(smem + L::m);
   auto* row_l = reinterpret_cast<float*>(smem + L::l);
   auto* row_corr = reinterpret_cast<float*>(smem + L::corr);
-  auto* key_ok = reinterpret_cast<int32_t*>(smem + L::key_ok);
+  auto* koff = reinterpret_cast<int64_t*>(smem + L::koff);
 
   const int4 tile = tiles[blockIdx.x];
   const int seq = tile.x, rows = tile.z;
@@ -204,27 +206,39 @@ __global__ void __launch_bounds__(kFaThreads, 1)
   unsigned char* raw = two ? smem + L::raw : smem + L::v;
   const bool prefetch = (!two || L::raw_bytes > 0) && reinterpret_cast<uintptr_t>(p.k_cache) % 16 == 0 &&
                         reinterpret_cast<uintptr_t>(p.v_cache) % 16 == 0;
-  // Starts the copies of keys j0..j0+63 (K, then V) into `raw`, 16 bytes each.
-  auto issue = [&](int64_t j0) {
+  // The key offsets of step j0 into koff buffer b, one thread per key: the
+  // 64-bit divisions of the block-table walk run once per key, not once
+  // per 16-byte chunk (they cost as much as the step's arithmetic).
+  auto fill_offsets = [&](int64_t j0, int b) {
+    if (t < kFaKeys) koff[b * kFaKeys + t] = key_offset(j0 + t);
+  };
+  // Starts the copies of keys j0..j0+63 (K, then V) into `raw`, 16 bytes
+  // each, from the offsets in koff buffer b.
+  auto issue = [&](int b) {
     const int per_row = D * esz / 16, per_tensor = kFaKeys * per_row;
     for (int i = t; i < (two ? 2 : 1) * per_tensor; i += kFaThreads) {
       const int tensor = i / per_tensor, kr = (i % per_tensor) / per_row, c = i % per_row;
-      const int64_t off = key_offset(j0 + kr);
+      const int64_t off = koff[b * kFaKeys + kr];
       const unsigned char* base = static_cast<const unsigned char*>(tensor ? p.v_cache : p.k_cache);
       cp_async16(raw + (size_t(tensor) * kFaKeys + kr) * D * esz + c * 16, base + (off < 0 ? 0 : off * esz + c * 16), off >= 0);
     }
     cp_async_commit();
   };
-  if (prefetch && first <= last) issue(first);
+  if (first <= last) fill_offsets(first, 0);
+  __syncthreads();
+  if (prefetch && first <= last) issue(0);
 
-  for (int64_t j0 = first; j0 <= last; j0 += kFaKeys) {
+  int b = 0;  // koff buffer of the current step
+  for (int64_t j0 = first; j0 <= last; j0 += kFaKeys, b ^= 1) {
     if (prefetch) cp_async_wait_all();
     __syncthreads();  // the previous step's readers of K/V/P are done; this step's bytes have landed
+    // The next step's offsets (buffer b^1 was last read before the barrier).
+    if (j0 + kFaKeys <= last) fill_offsets(j0 + kFaKeys, b ^ 1);
     // 1. K (and V) rows of keys j0..j0+63 as BF16 in shared memory: from the
     // prefetched raw bytes, or gathered now.
     for (int i = t; i < kFaKeys * (D / 8); i += kFaThreads) {
       const int kr = i / (D / 8), c = (i % (D / 8)) * 8;
-      const int64_t off = key_offset(j0 + kr);
+      const int64_t off = koff[b * kFaKeys + kr];
       uint4 kv = make_uint4(0u, 0u, 0u, 0u), vv = kv;
       if (prefetch) {
         kv = raw8(raw + size_t(kr) * D * esz + c * esz, p.cache_dtype);
@@ -235,11 +249,10 @@ __global__ void __launch_bounds__(kFaThreads, 1)
       }
       *reinterpret_cast<uint4*>(ks + kr * L::kLd + c) = kv;
       if (two) *reinterpret_cast<uint4*>(vs + kr * L::kLd + c) = vv;
-      if (c == 0) key_ok[kr] = off >= 0;
     }
     __syncthreads();
     // The next step's bytes stream in while this step computes.
-    if (prefetch && j0 + kFaKeys <= last) issue(j0 + kFaKeys);
+    if (prefetch && j0 + kFaKeys <= last) issue(b ^ 1);
 
     // 2. S = Q K^T for rows wr.. and keys 16*(warp%4).. (two n8 tiles).
     {
@@ -261,7 +274,7 @@ __global__ void __launch_bounds__(kFaThreads, 1)
           const int64_t pos = pos0 + r, j = j0 + c;
           float v = s[n][e] * score_scale;
           if (p.softcap > 0.0f) v = p.softcap * tanhf(v / p.softcap);
-          const bool visible = r < rows && key_ok[c] && j <= pos && (p.window <= 0 || j > pos - p.window);
+          const bool visible = r < rows && koff[b * kFaKeys + c] >= 0 && j <= pos && (p.window <= 0 || j > pos - p.window);
           ss[r * L::kSLd + c] = visible ? v : -INFINITY;
         }
     }
