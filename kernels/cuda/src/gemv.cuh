@@ -222,4 +222,19 @@ bool gemv_mma_fits(const GemvArgs& a);
 // `max_rows`: the most activation rows one weight sees (picks the n-tiles).
 int launch_gemv_mma(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_rows);
 
+// The MoE decode path (k_moe_decode.cu): two launches, no grouping kernel.
+// `split` (1, 2, 4, 8; else chosen from the expert count) is the warps
+// sharing one gate/up tile's K, `down_warps` (4 or 8) the warps of a down
+// block; `old` keeps the four-launch path of k_linear.cu.  Chosen by
+// launch_moe from SEATRT_MOE_DECODE (a benchmarking and test switch:
+// comma-separated "old", "s1".."s8", "d4"/"d8").
+struct MoeDecodeChoice {
+  bool old = false;
+  int split = 0;
+  int down_warps = 4;
+};
+bool moe_decode_fits(const MoeProblem& p);
+size_t moe_decode_workspace_bytes(const MoeProblem& p);
+int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, const MoeDecodeChoice& choice);
+
 }  // namespace seatrt::cuda

@@ -33,146 +33,14 @@
 // <= 2^-17), two MMAs per step.
 #include "gemv.cuh"
 
+#include "mma_fp4.cuh"
+
 namespace seatrt::cuda {
 namespace {
 
-constexpr int kKStep = 128;      // columns per warp step
+using namespace mma_fp4;
+
 constexpr int kMaxWarps = 8;     // warps splitting K in a block
-constexpr float kScaleUp = 1.2676506002282294e30f;  // 2^100
-constexpr float kScaleDown = 67108864.0f;             // 2^26
-
-__device__ __forceinline__ uint32_t bf16x2_mul(uint32_t a, uint32_t b) {
-  uint32_t d;
-  asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-  return d;
-}
-
-// Codes i and i+4 of word w as BF16 fp4 * 2^-126 (low half: code i).
-template <int i>
-__device__ __forceinline__ uint32_t unpack_pair(uint32_t w) {
-  const uint32_t t = w << (12 - 4 * i);
-  return (t & 0x80008000u) | ((t >> 6) & 0x01C001C0u);
-}
-
-__device__ __forceinline__ void mma_bf16(float* d, const uint32_t* a, const uint32_t* b) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-// The two group scales of a lane's 32 columns, times 2^100, as a BF16 pair
-// each (same value in both halves).  Byte/halfword loads: no alignment
-// assumption on the scale rows.
-__device__ __forceinline__ void load_scales(const WeightRef& w, int64_t row, int64_t group, uint32_t* s) {
-  float f0, f1;
-  const int64_t i = row * w.scale_row_elems + group;
-  if (w.kind == int32_t(WeightKind::Fp4E4m3Scales)) {
-    const uint8_t* p = static_cast<const uint8_t*>(w.scales) + i;
-    f0 = e4m3_to_float(__ldg(p));
-    f1 = e4m3_to_float(__ldg(p + 1));
-  } else {
-    const __nv_bfloat16* p = static_cast<const __nv_bfloat16*>(w.scales) + i;
-    f0 = __bfloat162float(p[0]);
-    f1 = __bfloat162float(p[1]);
-  }
-  const __nv_bfloat162 a = __floats2bfloat162_rn(f0 * kScaleUp, f0 * kScaleUp);
-  const __nv_bfloat162 b = __floats2bfloat162_rn(f1 * kScaleUp, f1 * kScaleUp);
-  s[0] = *reinterpret_cast<const uint32_t*>(&a);
-  s[1] = *reinterpret_cast<const uint32_t*>(&b);
-}
-
-// One lane's raw weight bytes of one step: rows g and g+8 (NVFP4: one
-// 16-byte chunk each and their two group scales; dense BF16: 64 bytes each).
-template <bool kDense>
-struct StepLoad {
-  uint4 q[2];
-  uint32_t s[2][2];
-};
-template <>
-struct StepLoad<true> {
-  uint4 q[2][4];
-};
-
-__device__ __forceinline__ void load_step(const WeightRef& w, int64_t n0, int64_t n, int64_t k0, bool k_ok,
-                                          int g, StepLoad<false>& L) {
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int64_t row = n0 + g + 8 * h;
-    if (k_ok && row < n) {
-      L.q[h] = __ldg(reinterpret_cast<const uint4*>(static_cast<const char*>(w.data) + row * w.data_row_bytes + k0 / 2));
-      load_scales(w, row, k0 / 16, L.s[h]);
-    } else {
-      L.q[h] = make_uint4(0, 0, 0, 0);
-      L.s[h][0] = L.s[h][1] = 0;
-    }
-  }
-}
-
-__device__ __forceinline__ void load_step(const WeightRef& w, int64_t n0, int64_t n, int64_t k0, bool k_ok,
-                                          int g, StepLoad<true>& L) {
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int64_t row = n0 + g + 8 * h;
-    const uint4* p = reinterpret_cast<const uint4*>(static_cast<const char*>(w.data) + row * w.data_row_bytes + k0 * 2);
-#pragma unroll
-    for (int j = 0; j < 4; ++j) L.q[h][j] = k_ok && row < n ? __ldg(p + j) : make_uint4(0, 0, 0, 0);
-  }
-}
-
-// The A fragments of the step's 8 MMAs: a[s][0..3] as mma.m16n8k16 wants
-// them (row g low pair, row g+8 low pair, row g high pair, row g+8 high pair);
-// MMA s = 2j + (0|1) covers columns 8j..8j+7 of the lane's 32, paired (i, i+4).
-__device__ __forceinline__ void unpack_step(const StepLoad<false>& L, uint32_t (*a)[4]) {
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const uint32_t words[4] = {L.q[h].x, L.q[h].y, L.q[h].z, L.q[h].w};
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const uint32_t sc = L.s[h][j / 2];
-      a[2 * j][h] = bf16x2_mul(unpack_pair<0>(words[j]), sc);
-      a[2 * j][h + 2] = bf16x2_mul(unpack_pair<1>(words[j]), sc);
-      a[2 * j + 1][h] = bf16x2_mul(unpack_pair<2>(words[j]), sc);
-      a[2 * j + 1][h + 2] = bf16x2_mul(unpack_pair<3>(words[j]), sc);
-    }
-  }
-}
-
-__device__ __forceinline__ void unpack_step(const StepLoad<true>& L, uint32_t (*a)[4]) {
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const uint4 u = L.q[h][j];
-      a[2 * j][h] = __byte_perm(u.x, u.z, 0x5410);          // (w0, w4)
-      a[2 * j][h + 2] = __byte_perm(u.x, u.z, 0x7632);      // (w1, w5)
-      a[2 * j + 1][h] = __byte_perm(u.y, u.w, 0x5410);      // (w2, w6)
-      a[2 * j + 1][h + 2] = __byte_perm(u.y, u.w, 0x7632);  // (w3, w7)
-    }
-  }
-}
-
-// The A fragment of MMA s alone (s = 2j + p: word j, pairs 2p and 2p + 1).
-__device__ __forceinline__ void unpack_one(const StepLoad<false>& L, int s, uint32_t* a) {
-  const int j = s / 2;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const uint32_t word = j == 0 ? L.q[h].x : j == 1 ? L.q[h].y : j == 2 ? L.q[h].z : L.q[h].w;
-    const uint32_t sc = L.s[h][j / 2];
-    a[h] = bf16x2_mul(s % 2 ? unpack_pair<2>(word) : unpack_pair<0>(word), sc);
-    a[h + 2] = bf16x2_mul(s % 2 ? unpack_pair<3>(word) : unpack_pair<1>(word), sc);
-  }
-}
-
-__device__ __forceinline__ void unpack_one(const StepLoad<true>& L, int s, uint32_t* a) {
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const uint4 u = L.q[h][s / 2];
-    a[h] = s % 2 ? __byte_perm(u.y, u.w, 0x5410) : __byte_perm(u.x, u.z, 0x5410);
-    a[h + 2] = s % 2 ? __byte_perm(u.y, u.w, 0x7632) : __byte_perm(u.x, u.z, 0x7632);
-  }
-}
 
 // B fragments of one token row for the lane's 32 columns, paired (i, i+4)
 // within each 8: b[s][0..1] for MMA s.  BF16 rows.
@@ -185,13 +53,6 @@ __device__ __forceinline__ void load_b_bf16(const __nv_bfloat16* xr, bool ok, ui
     b[2 * j + 1][0] = __byte_perm(u.y, u.w, 0x5410);  // (x2, x6)
     b[2 * j + 1][1] = __byte_perm(u.y, u.w, 0x7632);  // (x3, x7)
   }
-}
-
-__device__ __forceinline__ uint32_t pack_split(float& lo, float& hi) {
-  const __nv_bfloat162 p = __floats2bfloat162_rn(lo, hi);
-  lo -= __low2float(p);
-  hi -= __high2float(p);
-  return *reinterpret_cast<const uint32_t*>(&p);
 }
 
 // How the activations arrive.

@@ -1,8 +1,14 @@
-// linear and moe on the skinny-M kernel of gemv.cuh.  MoE runs as: group
-// the (token, slot) assignments by expert on the device, then one grid over
-// (row chunk, active expert) for gate/up + activation, one for down (scaled
-// by the router weight), then a fixed-order sum over each token's k slots.
-// Blocks of inactive expert slots exit at once: no cost per unused expert.
+// linear and moe on the skinny-M kernel of gemv.cuh.  MoE at decode sizes
+// takes k_moe_decode.cu (two launches); otherwise (or with
+// SEATRT_MOE_DECODE=old) it runs as: group the (token, slot) assignments by
+// expert on the device, then one grid over (row chunk, active expert) for
+// gate/up + activation, one for down (scaled by the router weight), then a
+// fixed-order sum over each token's k slots.  Blocks of inactive expert
+// slots exit at once: no cost per unused expert.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
 #include "gemv.cuh"
 
 namespace seatrt::cuda {
@@ -231,6 +237,22 @@ MoeWorkspace carve(const MoeProblem& p, void* base) {
   return w;
 }
 
+// SEATRT_MOE_DECODE, read at each call (a switch for benchmarks and tests:
+// see MoeDecodeChoice).
+MoeDecodeChoice moe_decode_choice() {
+  MoeDecodeChoice c;
+  const char* v = std::getenv("SEATRT_MOE_DECODE");
+  for (const char* p = v; p && *p;) {
+    const char* end = std::strchr(p, ',');
+    const size_t n = end ? static_cast<size_t>(end - p) : std::strlen(p);
+    if (n == 3 && std::strncmp(p, "old", 3) == 0) c.old = true;
+    if (n == 2 && p[0] == 's' && p[1] >= '1' && p[1] <= '8') c.split = p[1] - '0';
+    if (n == 2 && p[0] == 'd' && p[1] >= '1' && p[1] <= '8') c.down_warps = p[1] - '0';
+    p = end ? end + 1 : nullptr;
+  }
+  return c;
+}
+
 bool vec_ok(const Mat& x) {
   if (x.dtype != SEATRT_DTYPE_F32 && x.dtype != SEATRT_DTYPE_BF16) return false;
   const int64_t elem = x.dtype == SEATRT_DTYPE_F32 ? 4 : 2;
@@ -268,9 +290,10 @@ int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
 
 size_t moe_workspace_bytes(const MoeProblem& p) {
   const size_t A = static_cast<size_t>(p.tokens) * static_cast<size_t>(p.top_k);
-  return align256(sizeof(int32_t) * (size_t(p.num_experts) + 1)) +
+  const size_t decode = moe_decode_workspace_bytes(p);
+  return std::max(decode, align256(sizeof(int32_t) * (size_t(p.num_experts) + 1)) +
          align256(sizeof(int32_t) * size_t(p.num_experts)) + 256 + align256(sizeof(int32_t) * A) +
-         align256(sizeof(float) * A * size_t(p.intermediate)) + align256(sizeof(float) * A * size_t(p.hidden));
+         align256(sizeof(float) * A * size_t(p.intermediate)) + align256(sizeof(float) * A * size_t(p.hidden)));
 }
 
 // `vec` for the expert tables is decided by the caller through MoeProblem's
@@ -278,6 +301,8 @@ size_t moe_workspace_bytes(const MoeProblem& p) {
 int launch_moe(Stream s, const MoeProblem& p, void* workspace) {
   if (p.tokens == 0) return 0;
   cudaStream_t st = cudaStream_t(s);
+  const MoeDecodeChoice choice = moe_decode_choice();
+  if (!choice.old && moe_decode_fits(p)) return launch_moe_decode(st, p, workspace, choice);
   const MoeWorkspace ws = carve(p, workspace);
   const int64_t A = p.tokens * p.top_k;
   moe_group_kernel<<<1, 1024, sizeof(int32_t) * 2 * size_t(p.num_experts), st>>>(

@@ -1,0 +1,581 @@
+// The MoE decode path (T * top_k <= 512 assignments, NVFP4 experts): two
+// launches per layer instead of four.
+//
+//  1. gate/up: grid (row blocks, expert slot).  Each block finds its expert
+//     itself -- slot y is the y-th expert (ascending id) that any assignment
+//     uses, from the <= 512 router ids in shared memory -- so no grouping
+//     kernel sits on the critical path, and the dependent loads before the
+//     first weight byte are one (the ids): the expert tables are copied to
+//     shared memory before the PDL wait.  Warps own 16 gate AND up rows and
+//     `split` warps share a tile's K (more for few experts, to spread the
+//     bytes over the SMs); h = act(gate) * up goes out as two BF16 planes.
+//  2. down: grid (64/128-row chunks, expert slot); a warp owns 16 rows over
+//     the whole K = 704 (six steps, all loads issued at once, no cross-warp
+//     reduction); rows scaled by the router weight go to one fp32 row per
+//     assignment.  The last block to finish a chunk (a per-chunk arrival
+//     counter, zeroed by launch 1) sums each token's k rows of that chunk in
+//     slot order into `out`: deterministic, no third launch.
+//
+// Activations are staged once per block in shared memory, already as the
+// MMA's B fragments (pairs (i, i+4), see mma_fp4.cuh) and, for F32 x, already
+// split into the three exact BF16 terms, so the inner loop is: unpack the
+// weight chunk, 4 shared loads per plane, MMAs.  Each lane keeps a ring of
+// kRing steps of weight loads in flight across the gate -> up boundary.
+#include "mma_fp4.cuh"
+
+namespace seatrt::cuda {
+namespace {
+
+using namespace mma_fp4;
+
+constexpr int kMaxAssign = 512;   // T * top_k the decode path takes
+constexpr int kMaxExperts = 256;  // experts per layer it takes
+constexpr int kGluWarps = 8;      // warps of a gate/up block
+constexpr size_t kSmemBudget = 110 * 1024;  // dynamic shared memory per block: two blocks per SM
+
+struct DecodeArgs {
+  const int32_t* ids = nullptr;
+  int32_t assignments = 0, top_k = 0, num_experts = 0;
+  const WeightRef* table = nullptr;     // gate (launch 1) or down (launch 2)
+  const WeightRef* table_up = nullptr;  // launch 1
+  int64_t n = 0, k = 0;                 // the weight's rows and K
+  Mat x;                                // launch 1: tokens; launch 2: h hi plane [A, I]
+  int64_t x_lo_offset = 0;              // launch 2: the h lo plane, elements after hi
+  int32_t x_div = 1;                    // x row = assignment / x_div
+  int32_t act = 0;
+  int32_t split = 1;        // warps sharing one 16-row tile's K
+  int32_t tile_tokens = 8;  // tokens staged per pass (one MMA n-tile)
+  int32_t tok_stride = 0;   // staged 32-bit words per token
+  int32_t table_bytes = 0;  // shared-memory bytes of the copied tables (16-aligned)
+  __nv_bfloat16* h = nullptr;  // launch 1 output: [A, I] hi plane, lo plane h_lo_offset later
+  int64_t h_lo_offset = 0;
+  float* y = nullptr;              // launch 2: [A, H] per-assignment rows
+  const float* route_w = nullptr;  // launch 2: router weight per assignment
+  int32_t* counters = nullptr;     // per down chunk; zeroed by launch 1
+  int32_t chunks = 0;
+  Mat out;  // launch 2: [T, H]
+};
+
+__device__ __forceinline__ void pdl_start() {
+  asm volatile("griddepcontrol.launch_dependents;");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
+// One lane's weight bytes of one step (rows g and g+8, see mma_fp4.cuh) with
+// the group scales kept raw (two E4M3 bytes or two BF16 per row) and
+// converted when the step is consumed: two registers per step fewer than
+// StepLoad, which pays for the ring's depth.
+struct RawStep {
+  uint4 q[2];
+  uint32_t s[2];
+};
+
+// Weight loads in program order too (volatile asm, like the MMAs): the
+// ring already puts them kRing steps ahead; hoisting them further only
+// costs registers.
+__device__ __forceinline__ uint4 ldg128(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+
+__device__ __forceinline__ void load_raw(const WeightRef& w, int64_t n0, int64_t n, int64_t k0, bool k_ok, int g,
+                                         RawStep& L) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int64_t row = n0 + g + 8 * h;
+    if (k_ok && row < n) {
+      L.q[h] = ldg128(static_cast<const char*>(w.data) + row * w.data_row_bytes + k0 / 2);
+      const int64_t i = row * w.scale_row_elems + k0 / 16;
+      if (w.kind == int32_t(WeightKind::Fp4E4m3Scales)) {
+        const uint8_t* p = static_cast<const uint8_t*>(w.scales) + i;
+        L.s[h] = uint32_t(__ldg(p)) | (uint32_t(__ldg(p + 1)) << 8);
+      } else {
+        const unsigned short* p = static_cast<const unsigned short*>(w.scales) + i;
+        L.s[h] = uint32_t(__ldg(p)) | (uint32_t(__ldg(p + 1)) << 16);
+      }
+    } else {
+      L.q[h] = make_uint4(0, 0, 0, 0);
+      L.s[h] = 0;
+    }
+  }
+}
+
+// A 16-byte shared-memory load kept in program order with the MMAs (both
+// volatile asm): otherwise the scheduler hoists the B loads of every step in
+// flight and the kernel runs out of registers.
+__device__ __forceinline__ uint4 lds128(unsigned addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
+  return v;
+}
+
+// acc += A(L) . B over one step; `xc` is the shared address of the lane's
+// token's staged chunk (16 words per plane, planes `plane_words` apart).  `ok` false (token
+// past the tile or columns past K): B is zero, never read.  The A fragments
+// are mma_fp4's (unpack_pair, times the group scale * 2^100, exact).
+template <int kPlanes>
+__device__ __forceinline__ void step_staged(const RawStep& L, int32_t kind, unsigned xc, int plane_words,
+                                            bool ok, float* acc) {
+  uint32_t sc[2][2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+#pragma unroll
+    for (int grp = 0; grp < 2; ++grp) {
+      const float f = kind == int32_t(WeightKind::Fp4E4m3Scales)
+                          ? e4m3_to_float(static_cast<uint8_t>(L.s[h] >> (8 * grp)))
+                          : __uint_as_float(((L.s[h] >> (16 * grp)) & 0xFFFFu) << 16);
+      const __nv_bfloat162 v = __floats2bfloat162_rn(f * kScaleUp, f * kScaleUp);
+      sc[h][grp] = *reinterpret_cast<const uint32_t*>(&v);
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    uint4 b[kPlanes];
+#pragma unroll
+    for (int p = 0; p < kPlanes; ++p)
+      b[p] = ok ? lds128(xc + 4u * unsigned(p * plane_words + 4 * j)) : make_uint4(0, 0, 0, 0);
+    const uint32_t w0 = j == 0 ? L.q[0].x : j == 1 ? L.q[0].y : j == 2 ? L.q[0].z : L.q[0].w;
+    const uint32_t w1 = j == 0 ? L.q[1].x : j == 1 ? L.q[1].y : j == 2 ? L.q[1].z : L.q[1].w;
+    const uint32_t s0 = sc[0][j / 2], s1 = sc[1][j / 2];
+    // MMA 2j: pairs 0 and 1 of word j; MMA 2j + 1: pairs 2 and 3.
+    uint32_t a[4] = {bf16x2_mul(unpack_pair<0>(w0), s0), bf16x2_mul(unpack_pair<0>(w1), s1),
+                     bf16x2_mul(unpack_pair<1>(w0), s0), bf16x2_mul(unpack_pair<1>(w1), s1)};
+#pragma unroll
+    for (int p = 0; p < kPlanes; ++p) {
+      const uint32_t bb[2] = {b[p].x, b[p].y};
+      mma_bf16(acc, a, bb);
+    }
+    a[0] = bf16x2_mul(unpack_pair<2>(w0), s0);
+    a[1] = bf16x2_mul(unpack_pair<2>(w1), s1);
+    a[2] = bf16x2_mul(unpack_pair<3>(w0), s0);
+    a[3] = bf16x2_mul(unpack_pair<3>(w1), s1);
+#pragma unroll
+    for (int p = 0; p < kPlanes; ++p) {
+      const uint32_t bb[2] = {b[p].z, b[p].w};
+      mma_bf16(acc, a, bb);
+    }
+  }
+}
+
+// Stages the activation rows of `valid` assignments (list[0..valid)) as B
+// fragments: per token, per plane, per 32-column chunk 16 words; word 4j + i
+// of a chunk = columns (8j + i, 8j + i + 4).  kPlanes 3: F32 rows split into
+// hi + mid + lo BF16 (exact); otherwise BF16 rows, kPlanes planes of them.
+template <int kPlanes>
+__device__ void stage_rows(const DecodeArgs& a, const int32_t* list, int valid, uint32_t* xs) {
+  const int chunks = static_cast<int>(a.k / 32), plane_words = chunks * 16;
+  const int units = valid * chunks * 4;
+#pragma unroll 1
+  for (int i = threadIdx.x; i < units; i += blockDim.x) {
+    const int m = i / (chunks * 4), c = (i / 4) % chunks, j = i % 4;
+    const int64_t row = list[m] / a.x_div, col = int64_t(c) * 32 + 8 * j;
+    uint32_t* dst = xs + m * a.tok_stride + c * 16 + 4 * j;
+    if constexpr (kPlanes == 3) {
+      const float* src = static_cast<const float*>(a.x.data) + row * a.x.row_stride + col;
+      const float4 u = *reinterpret_cast<const float4*>(src), v = *reinterpret_cast<const float4*>(src + 4);
+      float f[8] = {u.x, u.y, u.z, u.w, v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int p = 0; p < 3; ++p) {
+        uint4 w;
+        w.x = pack_split(f[0], f[4]);
+        w.y = pack_split(f[1], f[5]);
+        w.z = pack_split(f[2], f[6]);
+        w.w = pack_split(f[3], f[7]);
+        *reinterpret_cast<uint4*>(dst + p * plane_words) = w;
+      }
+    } else {
+#pragma unroll
+      for (int p = 0; p < kPlanes; ++p) {
+        const __nv_bfloat16* src =
+            static_cast<const __nv_bfloat16*>(a.x.data) + p * a.x_lo_offset + row * a.x.row_stride + col;
+        const uint4 u = *reinterpret_cast<const uint4*>(src);
+        uint4 w;
+        w.x = __byte_perm(u.x, u.z, 0x5410);  // (x0, x4)
+        w.y = __byte_perm(u.x, u.z, 0x7632);  // (x1, x5)
+        w.z = __byte_perm(u.y, u.w, 0x5410);  // (x2, x6)
+        w.w = __byte_perm(u.y, u.w, 0x7632);  // (x3, x7)
+        *reinterpret_cast<uint4*>(dst + p * plane_words) = w;
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ void store_h(const DecodeArgs& a, int32_t asg, int64_t row, float v) {
+  __nv_bfloat16* o = a.h + int64_t(asg) * a.n + row;
+  const __nv_bfloat16 hi = __float2bfloat16_rn(v);
+  o[0] = hi;
+  o[a.h_lo_offset] = __float2bfloat16_rn(v - __bfloat162float(hi));
+}
+
+// Experts that are not NVFP4 (never the model's): one output per thread,
+// plain loops over K, correct and slow.
+template <bool kGlu>
+__device__ void generic_rows(const DecodeArgs& a, const WeightRef& w, const WeightRef& wu, int64_t r0, int64_t r1,
+                             const int32_t* list, int count) {
+  const int64_t rows = r1 - r0;
+  for (int64_t i = threadIdx.x; i < rows * count; i += blockDim.x) {
+    const int64_t row = r0 + i % rows;
+    const int32_t asg = list[i / rows];
+    const int64_t xr = asg / a.x_div;
+    float s = 0.f, su = 0.f;
+    for (int64_t kk = 0; kk < a.k; ++kk) {
+      float xv = mat_load(a.x, xr, kk);
+      if (a.x_lo_offset)
+        xv += __bfloat162float(static_cast<const __nv_bfloat16*>(a.x.data)[a.x_lo_offset + xr * a.x.row_stride + kk]);
+      s = fmaf(load_w1(w, row, kk), xv, s);
+      if (kGlu) su = fmaf(load_w1(wu, row, kk), xv, su);
+    }
+    if (kGlu) store_h(a, asg, row, activation(a.act, s / w.global_divisor) * (su / wu.global_divisor));
+    else a.y[int64_t(asg) * a.n + row] = s / w.global_divisor * a.route_w[asg];
+  }
+}
+
+// out[t, r] = sum over slots j of y[t*k + j, r] (valid ids, slot order) for
+// the rows [r0, r1); zeros when no id is valid.
+__device__ void sum_chunk(const DecodeArgs& a, const int32_t* ids, int64_t r0, int64_t r1, bool zeros) {
+  const int64_t rows = r1 - r0, tokens = a.out.rows;
+  for (int64_t i = threadIdx.x; i < tokens * rows; i += blockDim.x) {
+    const int64_t t = i / rows, r = r0 + i % rows;
+    float s = 0.f;
+    if (!zeros) {
+#pragma unroll 4
+      for (int j = 0; j < a.top_k; ++j) {
+        const int e = ids[t * a.top_k + j];
+        if (e >= 0 && e < a.num_experts) s += __ldcg(a.y + (t * a.top_k + j) * a.n + r);
+      }
+    }
+    mat_store(a.out, t, r, s);
+  }
+}
+
+// kGlu: launch 1 (gate/up, h out); else launch 2 (down, y and the sum).
+// kPlanes: BF16 planes of the staged activations (3: F32 x split exactly).
+template <bool kGlu, int kPlanes, int kRing>
+__global__ void __launch_bounds__(256, 2) moe_decode_kernel(DecodeArgs a) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ int32_t s_ids[kMaxAssign];
+  __shared__ int32_t s_list[kMaxAssign];
+  __shared__ uint32_t s_mask[kMaxExperts / 32];
+  __shared__ int s_info[3];  // expert, its assignment count, experts in use
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+  const int E = a.num_experts, A = a.assignments;
+  WeightRef* s_table = reinterpret_cast<WeightRef*>(smem);
+  uint32_t* xs = reinterpret_cast<uint32_t*>(smem + a.table_bytes);
+  float* red = reinterpret_cast<float*>(xs + a.tile_tokens * a.tok_stride);
+
+  // Before the PDL wait: only what the previous kernel cannot write (the
+  // expert tables, uploaded once by the host).
+  {
+    constexpr int kWords = sizeof(WeightRef) / 8;
+    static_assert(sizeof(WeightRef) % 8 == 0, "WeightRef copies as 8-byte words");
+    uint2* dst = reinterpret_cast<uint2*>(s_table);
+    for (int i = tid; i < E * kWords; i += blockDim.x) {
+      dst[i] = __ldg(reinterpret_cast<const uint2*>(a.table) + i);
+      if (kGlu) dst[E * kWords + i] = __ldg(reinterpret_cast<const uint2*>(a.table_up) + i);
+    }
+    for (int i = tid; i < kMaxExperts / 32; i += blockDim.x) s_mask[i] = 0;
+  }
+  pdl_start();
+  if (kGlu && blockIdx.x == 0 && blockIdx.y == 0)
+    for (int i = tid; i < a.chunks; i += blockDim.x) a.counters[i] = 0;  // launch 2 counts arrivals
+  for (int i = tid; i < A; i += blockDim.x) {
+    const int e = a.ids[i];
+    s_ids[i] = e;
+    if (e >= 0 && e < E) atomicOr(&s_mask[e >> 5], 1u << (e & 31));
+  }
+  __syncthreads();
+  if (warp == 0) {
+    // Slot y -> the y-th expert in use, ascending ids.
+    const uint32_t m = lane < kMaxExperts / 32 ? s_mask[lane] : 0u;
+    const int c = __popc(m);
+    int incl = c;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const int v = __shfl_up_sync(0xffffffffu, incl, o);
+      if (lane >= o) incl += v;
+    }
+    const int y = static_cast<int>(blockIdx.y);
+    if (y >= incl - c && y < incl) {
+      uint32_t mm = m;
+      for (int r = y - (incl - c); r > 0; --r) mm &= mm - 1;
+      s_info[0] = lane * 32 + __ffs(static_cast<int>(mm)) - 1;
+    }
+    if (lane == 31) s_info[2] = incl;
+  }
+  __syncthreads();
+  const int active = s_info[2];
+  const int rows_per_block = 16 * static_cast<int>(blockDim.x / 32) / a.split;
+  const int64_t r0 = int64_t(blockIdx.x) * rows_per_block;
+  const int64_t r1 = r0 + rows_per_block < a.n ? r0 + rows_per_block : a.n;
+  if (static_cast<int>(blockIdx.y) >= active) {
+    if (!kGlu && active == 0 && blockIdx.y == 0) sum_chunk(a, s_ids, r0, r1, true);
+    return;
+  }
+  const int e = s_info[0];
+  if (warp == 0) {
+    // This expert's assignments, in assignment order.
+    int n = 0;
+    for (int base = 0; base < A; base += 32) {
+      const int i = base + lane;
+      const bool hit = i < A && s_ids[i] == e;
+      const uint32_t b = __ballot_sync(0xffffffffu, hit);
+      if (hit) s_list[n + __popc(b & ((1u << lane) - 1u))] = i;
+      n += __popc(b);
+    }
+    if (lane == 0) s_info[1] = n;
+  }
+  __syncthreads();
+  const int count = s_info[1];
+  const WeightRef& w = s_table[e];
+  const WeightRef& wu = s_table[kGlu ? E + e : e];
+  const int32_t kind = w.kind;
+  const bool fp4 = kind <= int32_t(WeightKind::Fp4Bf16Scales) && wu.kind == kind;
+
+  if (!fp4) {
+    generic_rows<kGlu>(a, w, wu, r0, r1, s_list, count);
+  } else {
+    // The warp's tile and its share of K.
+    const int64_t n0 = r0 + 16 * (warp / a.split);
+    const int slice = warp % a.split;
+    const int steps = static_cast<int>((a.k + kKStep - 1) / kKStep);
+    const int per = (steps + a.split - 1) / a.split;
+    const int s_begin = slice * per;
+    const int ns = s_begin >= steps ? 0 : (s_begin + per < steps ? per : steps - s_begin);
+    const int total = (kGlu ? 2 : 1) * ns;
+    const int plane_words = static_cast<int>(a.k / 32) * 16;
+    // Step u of the warp's stream: gate steps, then up steps.
+    // (The WeightRef is read from shared memory at each issue: holding both
+    // in registers, or selecting between them, costs registers or a stack
+    // frame.)
+    auto issue = [&](int u, RawStep& L) {
+      const bool second = kGlu && u >= ns;
+      const int64_t k0 = int64_t(s_begin + (second ? u - ns : u)) * kKStep + 32 * t;
+      load_raw(s_table[second ? E + e : e], n0, a.n, k0, u < total && k0 < a.k, g, L);
+    };
+    for (int t0 = 0; t0 < count; t0 += a.tile_tokens) {
+      const int valid = count - t0 < a.tile_tokens ? count - t0 : a.tile_tokens;
+      RawStep L[kRing];
+#pragma unroll
+      for (int r = 0; r < kRing; ++r) issue(r, L[r]);
+      __syncthreads();  // the previous pass's readers of xs and red are done
+      stage_rows<kPlanes>(a, s_list + t0, valid, xs);
+      __syncthreads();
+      float acc[4] = {0.f, 0.f, 0.f, 0.f}, acc_g[4] = {0.f, 0.f, 0.f, 0.f};
+      const unsigned xt = static_cast<unsigned>(__cvta_generic_to_shared(xs)) + 4u * unsigned(g * a.tok_stride);
+      for (int u0 = 0; u0 < total; u0 += kRing) {
+#pragma unroll
+        for (int r = 0; r < kRing; ++r) {
+          const int u = u0 + r;
+          if (u >= total) break;
+          const int64_t k0 = int64_t(s_begin + (kGlu && u >= ns ? u - ns : u)) * kKStep + 32 * t;
+          step_staged<kPlanes>(L[r], kind, xt + 64u * unsigned(k0 / 32), plane_words, g < valid && k0 < a.k, acc);
+          if (kGlu && u == ns - 1) {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+              acc_g[i] = acc[i];
+              acc[i] = 0.f;
+            }
+          }
+          if (u + kRing < total) issue(u + kRing, L[r]);
+        }
+      }
+      // Lane (g, t) holds rows n0 + g (+8 for i >= 2), tokens 2t (+1 for odd i).
+      if (a.split == 1) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int64_t row = n0 + g + 8 * (i >> 1);
+          const int m = 2 * t + (i & 1);
+          if (row >= r1 || m >= valid) continue;
+          const int32_t asg = s_list[t0 + m];
+          if (kGlu) {
+            store_h(a, asg, row,
+                    activation(a.act, acc_g[i] * kScaleDown / w.global_divisor) * (acc[i] * kScaleDown / wu.global_divisor));
+          } else {
+            a.y[int64_t(asg) * a.n + row] = acc[i] * kScaleDown / w.global_divisor * a.route_w[asg];
+          }
+        }
+      } else {
+        // Split K (gate/up only): partial sums meet in shared memory, summed
+        // in slice order.
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          red[(warp * 32 + lane) * 8 + i] = acc_g[i];
+          red[(warp * 32 + lane) * 8 + 4 + i] = acc[i];
+        }
+        __syncthreads();
+        const int tiles = static_cast<int>(blockDim.x / 32) / a.split;
+        for (int o = tid; o < tiles * 128; o += blockDim.x) {
+          const int tl = o / 128, ln = (o / 4) % 32, i = o % 4;
+          const int64_t row = r0 + 16 * tl + (ln >> 2) + 8 * (i >> 1);
+          const int m = 2 * (ln & 3) + (i & 1);
+          if (row >= r1 || m >= valid) continue;
+          float sg = 0.f, su = 0.f;
+          for (int sl = 0; sl < a.split; ++sl) {
+            sg += red[((tl * a.split + sl) * 32 + ln) * 8 + i];
+            su += red[((tl * a.split + sl) * 32 + ln) * 8 + 4 + i];
+          }
+          store_h(a, s_list[t0 + m], row,
+                  activation(a.act, sg * kScaleDown / w.global_divisor) * (su * kScaleDown / wu.global_divisor));
+        }
+      }
+    }
+  }
+  if (kGlu) return;
+
+  // Launch 2: the last block of this chunk (over all experts in use) sums it
+  // (the grid-barrier pattern: stores, fence, barrier, one arrival).
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) {
+    __threadfence();
+    s_info[0] = atomicAdd(&a.counters[blockIdx.x], 1) == active - 1;
+  }
+  __syncthreads();
+  if (s_info[0]) {
+    __threadfence();
+    sum_chunk(a, s_ids, r0, r1, false);
+    if (tid == 0) a.counters[blockIdx.x] = 0;
+  }
+}
+
+// Steps of weight loads in flight per lane (the most that fits 128
+// registers without spilling, -Xptxas -v): gate/up warps have 6-44 steps,
+// down warps 6 (K = 704).
+constexpr int kGluRing = 4;
+constexpr int kGluRingF32 = 3;
+constexpr int kDownRing = 4;
+
+size_t align256(size_t b) { return (b + 255) / 256 * 256; }
+
+// Staged words per token: planes of K/32 chunks of 16 words, padded so that
+// consecutive tokens start 64 bytes apart modulo 128 (fewer bank conflicts).
+int32_t token_stride(int planes, int64_t k) {
+  const int64_t w = planes * (k / 32) * 16;
+  return static_cast<int32_t>(w % 32 == 0 ? w + 16 : w);
+}
+
+struct Carved {
+  __nv_bfloat16* h;
+  float* y;
+  int32_t* counters;
+};
+
+Carved carve(const MoeProblem& p, void* base) {
+  const size_t A = static_cast<size_t>(p.tokens * p.top_k);
+  char* c = static_cast<char*>(base);
+  Carved w{};
+  w.h = reinterpret_cast<__nv_bfloat16*>(c);
+  c += align256(2 * sizeof(__nv_bfloat16) * A * size_t(p.intermediate));
+  w.y = reinterpret_cast<float*>(c);
+  c += align256(sizeof(float) * A * size_t(p.hidden));
+  w.counters = reinterpret_cast<int32_t*>(c);
+  return w;
+}
+
+template <bool kGlu, int kPlanes, int kRing>
+int launch_one(cudaStream_t st, const DecodeArgs& a, dim3 grid, unsigned threads) {
+  const size_t smem = static_cast<size_t>(a.table_bytes) + sizeof(uint32_t) * size_t(a.tile_tokens) * size_t(a.tok_stride) +
+                      (kGlu && a.split > 1 ? sizeof(float) * 8 * threads : 0);
+  auto kernel = moe_decode_kernel<kGlu, kPlanes, kRing>;
+  if (smem > 48 * 1024)
+    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)))
+      return static_cast<int>(e);
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = st;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return static_cast<int>(cudaLaunchKernelEx(&cfg, kernel, a));
+}
+
+}  // namespace
+
+size_t moe_decode_workspace_bytes(const MoeProblem& p) {
+  const size_t A = static_cast<size_t>(p.tokens * p.top_k);
+  return align256(2 * sizeof(__nv_bfloat16) * A * size_t(p.intermediate)) + align256(sizeof(float) * A * size_t(p.hidden)) +
+         align256(sizeof(int32_t) * size_t(ceil_div(p.hidden, 64)));
+}
+
+bool moe_decode_fits(const MoeProblem& p) {
+  const bool x_ok = (p.x.dtype == SEATRT_DTYPE_F32 || p.x.dtype == SEATRT_DTYPE_BF16) &&
+                    reinterpret_cast<uintptr_t>(p.x.data) % 16 == 0 &&
+                    (p.x.row_stride * (p.x.dtype == SEATRT_DTYPE_F32 ? 4 : 2)) % 16 == 0;
+  // One token's staged rows and the tables must fit the shared-memory budget.
+  const size_t table = static_cast<size_t>(2 * p.num_experts) * sizeof(WeightRef);
+  const size_t one = sizeof(uint32_t) * size_t(token_stride(3, p.hidden));
+  return p.vec && x_ok && p.hidden % 32 == 0 && p.intermediate % 32 == 0 && p.tokens * p.top_k <= kMaxAssign &&
+         p.num_experts <= kMaxExperts && table + one + 8 * 1024 <= kSmemBudget;
+}
+
+int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, const MoeDecodeChoice& choice) {
+  const Carved ws = carve(p, workspace);
+  const int64_t A = p.tokens * p.top_k;
+  const unsigned slots = static_cast<unsigned>(A < p.num_experts ? A : p.num_experts);
+  const bool f32 = p.x.dtype == SEATRT_DTYPE_F32;
+  const int down_warps = choice.down_warps == 8 ? 8 : 4;
+  const int64_t chunk_rows = 16 * down_warps;
+
+  DecodeArgs g;
+  g.ids = p.ids;
+  g.assignments = static_cast<int32_t>(A);
+  g.top_k = p.top_k;
+  g.num_experts = p.num_experts;
+  g.table = p.gate;
+  g.table_up = p.up;
+  g.n = p.intermediate;
+  g.k = p.hidden;
+  g.x = p.x;
+  g.x_div = p.top_k;
+  g.act = p.activation;
+  // Warps per 16-row tile: more when few experts are in use, so that the
+  // bytes spread over all SMs (batch 1: 8 experts x 44 tiles x 8 warps).
+  int split = choice.split;
+  if (split != 1 && split != 2 && split != 4 && split != 8) split = slots <= 8 ? 8 : slots <= 32 ? 4 : 2;
+  g.split = split;
+  g.tok_stride = token_stride(f32 ? 3 : 1, p.hidden);
+  g.table_bytes = static_cast<int32_t>(2 * size_t(p.num_experts) * sizeof(WeightRef));
+  g.h = ws.h;
+  g.h_lo_offset = A * p.intermediate;
+  g.counters = ws.counters;
+  g.chunks = static_cast<int32_t>(ceil_div(p.hidden, chunk_rows));
+  const size_t red = split > 1 ? sizeof(float) * 8 * 32 * kGluWarps : 0;
+  int tile = static_cast<int>(p.tokens < 8 ? p.tokens : 8);
+  if (f32 && tile > 4) tile = 4;  // three planes: 17 KB per token at H 2816
+  while (tile > 1 && size_t(g.table_bytes) + red + sizeof(uint32_t) * size_t(tile) * size_t(g.tok_stride) > kSmemBudget) --tile;
+  g.tile_tokens = tile;
+  const dim3 grid_g(static_cast<unsigned>(ceil_div(p.intermediate, 16 * kGluWarps / split)), slots);
+  const int e1 = f32 ? launch_one<true, 3, kGluRingF32>(st, g, grid_g, 32 * kGluWarps)
+                     : launch_one<true, 1, kGluRing>(st, g, grid_g, 32 * kGluWarps);
+  if (e1) return e1;
+
+  DecodeArgs d;
+  d.ids = p.ids;
+  d.assignments = static_cast<int32_t>(A);
+  d.top_k = p.top_k;
+  d.num_experts = p.num_experts;
+  d.table = p.down;
+  d.n = p.hidden;
+  d.k = p.intermediate;
+  d.x = Mat{ws.h, SEATRT_DTYPE_BF16, A, p.intermediate, p.intermediate};
+  d.x_lo_offset = A * p.intermediate;
+  d.x_div = 1;
+  d.split = 1;
+  d.tok_stride = token_stride(2, p.intermediate);
+  d.table_bytes = static_cast<int32_t>((size_t(p.num_experts) * sizeof(WeightRef) + 15) / 16 * 16);
+  d.tile_tokens = static_cast<int32_t>(p.tokens < 8 ? p.tokens : 8);
+  d.y = ws.y;
+  d.route_w = p.weights;
+  d.counters = ws.counters;
+  d.chunks = g.chunks;
+  d.out = p.out;
+  const dim3 grid_d(static_cast<unsigned>(g.chunks), slots);
+  return launch_one<false, 2, kDownRing>(st, d, grid_d, static_cast<unsigned>(32 * down_warps));
+}
+
+}  // namespace seatrt::cuda
