@@ -1,6 +1,9 @@
 // linear (NVFP4 in both layouts, dense BF16) and moe: CUDA vs CPU provider.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <string>
+
 #include "fixtures_gpu.hpp"
 #include "harness.hpp"
 
@@ -208,5 +211,90 @@ TEST_CASE("dependent linears back to back (overlapped launches) agree, eager and
   ok(a.graph_launch(cuda().ctx(), cuda().stream(), g), "graph_launch");
   chain(cpu(), x.cpu, p1, y1.cpu, p2, y2.cpu, p3, y3.cpu);
   CHECK(rel_error(cuda().download_f32(y3.cuda), cpu().download_f32(y3.cpu)) <= 1e-4);
+  a.graph_destroy(cuda().ctx(), g);
+}
+
+namespace {
+
+// Sets SEATRT_MOE_DECODE (the CUDA provider's MoE path switch, read at each
+// moe call) for one scope.
+struct MoeVariant {
+  explicit MoeVariant(const std::string& v) { setenv("SEATRT_MOE_DECODE", v.c_str(), 1); }
+  ~MoeVariant() { unsetenv("SEATRT_MOE_DECODE"); }
+  MoeVariant(const MoeVariant&) = delete;
+  MoeVariant& operator=(const MoeVariant&) = delete;
+};
+
+// Every MoE decode variant: the old four-launch path, each gate/up split,
+// 8-warp down blocks, and the automatic choice.
+const char* const kMoeVariants[] = {"old", "s1", "s2", "s4", "s8", "d8", "s1,d8", ""};
+
+}  // namespace
+
+// The two-launch decode path (k_moe_decode.cu) at the model's expert shapes
+// and top-8: one expert pass (1 token), inactive expert slots (3 tokens: 24
+// slots for 16 experts), several token passes per expert (16 and 32 tokens:
+// ~8 and ~16 tokens per expert, staged 8 (BF16) or 4 (F32) at a time), both
+// x dtypes, every variant against one CPU reference; each variant run twice
+// must give the same bits (fixed-order sums, no atomics on values).
+TEST_CASE("moe decode path: every variant agrees with the CPU provider and is deterministic") {
+  const int32_t E = 16;
+  const int64_t H = 2816, I = 704, k = 8;
+  auto [gc, uc, dc, gp, up, dp] = random_nvfp4_experts(E, H, I);
+  for (int64_t T : {1, 3, 16, 32}) {
+    for (int32_t xdt : {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16}) {
+      auto [id, w] = random_routes(E, T, k);
+      Pair x = both_random(xdt, {T, H}, 0.01f), out = poisoned(SEATRT_DTYPE_F32, T, H);
+      seatrt_moe_args mp{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cpu, &id.cpu, &w.cpu, gp.data(), up.data(), dp.data(), &out.cpu};
+      ok(cpu().api().moe(cpu().ctx(), cpu().stream(), &mp), "cpu moe");
+      const std::vector<float> want = cpu().download_f32(out.cpu);
+      for (const char* v : kMoeVariants) {
+        INFO("tokens " << T << " x dtype " << xdt << " variant '" << v << "'");
+        MoeVariant variant(v);
+        seatrt_moe_args mc{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cuda, &id.cuda, &w.cuda, gc.data(), uc.data(), dc.data(), &out.cuda};
+        ok(cuda().api().moe(cuda().ctx(), cuda().stream(), &mc), "cuda moe");
+        const std::vector<uint8_t> first = cuda().download(out.cuda);
+        CHECK(rel_error(cuda().download_f32(out.cuda), want) <= 1e-4);
+        const std::vector<uint8_t> poison(first.size(), 0xFF);
+        ok(cuda().api().copy(cuda().ctx(), cuda().stream(), out.cuda.data, SEATRT_DEVICE_CUDA, poison.data(), SEATRT_DEVICE_CPU, poison.size()), "poison");
+        ok(cuda().api().moe(cuda().ctx(), cuda().stream(), &mc), "cuda moe again");
+        CHECK(cuda().download(out.cuda) == first);
+      }
+    }
+  }
+}
+
+// The decode path captured in a graph: the per-chunk arrival counters must
+// be back at zero after each replay (a stale count would skip or repeat the
+// sum), and replays on new inputs must match the CPU provider.
+TEST_CASE("moe decode path replayed from a graph agrees, replay after replay") {
+  const int32_t E = 16;
+  const int64_t H = 2816, I = 704, k = 8, T = 4;
+  auto [gc, uc, dc, gp, up, dp] = random_nvfp4_experts(E, H, I);
+  auto [id, w] = random_routes(E, T, k);
+  Pair x = both_random(SEATRT_DTYPE_F32, {T, H}, 0.01f), out = poisoned(SEATRT_DTYPE_F32, T, H);
+  seatrt_moe_args mc{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cuda, &id.cuda, &w.cuda, gc.data(), uc.data(), dc.data(), &out.cuda};
+  seatrt_moe_args mp{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cpu, &id.cpu, &w.cpu, gp.data(), up.data(), dp.data(), &out.cpu};
+  const seatrt_kernel_api& a = cuda().api();
+  ok(a.moe(cuda().ctx(), cuda().stream(), &mc), "cuda moe (uploads tables, sizes scratch)");
+  ok(a.graph_begin(cuda().ctx(), cuda().stream()), "graph_begin");
+  ok(a.moe(cuda().ctx(), cuda().stream(), &mc), "cuda moe (captured)");
+  seatrt_graph* g = nullptr;
+  ok(a.graph_end(cuda().ctx(), cuda().stream(), &g), "graph_end");
+  std::vector<uint8_t> previous;
+  for (int replay = 0; replay < 3; ++replay) {
+    INFO("replay " << replay);
+    if (replay < 2) {  // fresh x for the first two replays, the same x for the third
+      const std::vector<uint8_t> fresh = random_values(T * H, SEATRT_DTYPE_F32, 0.01f);
+      ok(a.copy(cuda().ctx(), cuda().stream(), x.cuda.data, SEATRT_DEVICE_CUDA, fresh.data(), SEATRT_DEVICE_CPU, fresh.size()), "copy");
+      ok(cpu().api().copy(cpu().ctx(), cpu().stream(), x.cpu.data, SEATRT_DEVICE_CPU, fresh.data(), SEATRT_DEVICE_CPU, fresh.size()), "copy");
+    }
+    ok(a.graph_launch(cuda().ctx(), cuda().stream(), g), "graph_launch");
+    ok(cpu().api().moe(cpu().ctx(), cpu().stream(), &mp), "cpu moe");
+    CHECK(rel_error(cuda().download_f32(out.cuda), cpu().download_f32(out.cpu)) <= 1e-4);
+    const std::vector<uint8_t> got = cuda().download(out.cuda);
+    if (replay == 2) CHECK(got == previous);
+    previous = got;
+  }
   a.graph_destroy(cuda().ctx(), g);
 }

@@ -12,6 +12,11 @@
 // router, KV stores and sampling are NOT included: see docs/benchmarks.md.
 //
 // usage: seatrt-bench-ops <path to libseatrt_kernels_cuda.so> [iterations] [batches, e.g. 1,4,8]
+// MoE comparisons in one run (environment):
+//   SEATRT_BENCH_MOE_VARIANTS=old,,s2  times the MoE once per listed value of
+//     the provider's SEATRT_MOE_DECODE switch ("" = its default), for BF16
+//     x and the F32 x the model passes;
+//   SEATRT_BENCH_PARTS=moe  times only the MoE.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -283,23 +288,52 @@ int main(int argc, char** argv) {
           ok(K->attention(C, S, &aa), "attention");
         }
       };
-      struct Part { const char* name; std::function<void()> step; double bytes; };
-      const Part parts[] = {{"attn+dense MLP linears (30 layers)", dense_step, static_cast<double>(dense_bytes)},
-                            {"MoE experts (30 layers)", moe_step, distinct * layers * per_expert},
-                            {"LM head (bf16)", head_step, head_bytes},
-                            {"attention, ctx 1024, fp8 KV (30 layers)", attn_step, kv_bytes}};
+      struct Part { std::string name; std::function<void()> step; double bytes; };
+      const bool moe_only = std::getenv("SEATRT_BENCH_PARTS") && std::string(std::getenv("SEATRT_BENCH_PARTS")) == "moe";
+      std::vector<Part> parts;
+      if (!moe_only) parts.push_back({"attn+dense MLP linears (30 layers)", dense_step, static_cast<double>(dense_bytes)});
+      parts.push_back({"MoE experts (30 layers)", [&] { unsetenv("SEATRT_MOE_DECODE"); moe_step(); },
+                       distinct * layers * per_expert});
+      if (const char* variants = std::getenv("SEATRT_BENCH_MOE_VARIANTS")) {
+        // One MoE part per (switch value, x dtype); setenv before each timing.
+        std::string list = variants;
+        for (size_t at = 0;;) {
+          const size_t comma = list.find(',', at);
+          const std::string v = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+          for (bool f32 : {false, true}) {
+            auto step = [&, v, f32] {
+              setenv("SEATRT_MOE_DECODE", v.c_str(), 1);
+              if (!f32) return moe_step();
+              seatrt_tensor x32 = tensor(x, SEATRT_DTYPE_F32, B, H);
+              for (int l = 0; l < layers; ++l) {
+                seatrt_tensor yt = tensor(y, SEATRT_DTYPE_F32, B, H);
+                seatrt_moe_args ma{sizeof ma, SEATRT_ACT_GELU_TANH, E, &x32, &idt[l], &wt[l], eg[l].data(), eu[l].data(), ed[l].data(), &yt};
+                ok(K->moe(C, S, &ma), "moe");
+              }
+            };
+            parts.push_back({"MoE [" + v + "] x " + (f32 ? "f32" : "bf16"), step, distinct * layers * per_expert});
+          }
+          if (comma == std::string::npos) break;
+          at = comma + 1;
+        }
+      }
+      if (!moe_only) {
+        parts.push_back({"LM head (bf16)", head_step, head_bytes});
+        parts.push_back({"attention, ctx 1024, fp8 KV (30 layers)", attn_step, kv_bytes});
+      }
       double sum_graph = 0, sum_limit = 0;
       for (const Part& pt : parts) {
         // Prefill: logits only for the last token; attention not measured at this shape.
-        if (prefill && (std::string(pt.name).rfind("LM", 0) == 0 || std::string(pt.name).rfind("att", 0) == 0)) continue;
+        if (prefill && (pt.name.rfind("LM", 0) == 0 || pt.name.rfind("att", 0) == 0)) continue;
         const double te = time_it(pt.step, n_it, prefill ? 2 : 5);
         const double tg = prefill ? te : time_graph(pt.step, n_it);
         const double lim = pt.bytes / bw;
         sum_graph += tg;
         sum_limit += lim;
-        std::printf("| %lld | %s | %.3f | %.3f | %.3f | %.3f | %.0f%% | %s |\n", static_cast<long long>(B), pt.name, te * 1e3,
+        std::printf("| %lld | %s | %.3f | %.3f | %.3f | %.3f | %.0f%% | %s |\n", static_cast<long long>(B), pt.name.c_str(), te * 1e3,
                     tg * 1e3, pt.bytes / 1e9, lim * 1e3, 100.0 * lim / tg,
-                    std::string(pt.name).rfind("MoE", 0) == 0 ? std::to_string(distinct).substr(0, 5).c_str() : "");
+                    pt.name.rfind("MoE", 0) == 0 ? std::to_string(distinct).substr(0, 5).c_str() : "");
+        std::fflush(stdout);
       }
       std::printf("| %lld | **sum of the parts above** | | %.3f | | %.3f | %.0f%% | -> %.0f tok/s for these parts (limit %.0f) |\n",
                   static_cast<long long>(B), sum_graph * 1e3, sum_limit * 1e3, 100.0 * sum_limit / sum_graph,
