@@ -1,7 +1,9 @@
 // Prefill-shaped paths of the CUDA provider against the CPU provider: the
-// 128x128-tile tensor-core linear (BF16 activations, M > 64) and the grouped
-// tensor-core MoE (T >= 64 BF16 tokens), at M/T in {65, 300, 2048}, ragged
-// N and K, and uneven expert loads (experts with no token, one with most).
+// tensor-core linear (BF16 activations, M > 64; the mma.sync core of
+// gemm_mma.cuh for K % 64 == 0, the wmma core of gemm_tc.cuh otherwise) and
+// the grouped tensor-core MoE (T >= 64 BF16 tokens), at M/T in {65, 300,
+// 2048}, ragged N and K, and uneven expert loads (experts with no token, one
+// with most).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -77,7 +79,7 @@ std::pair<double, std::vector<float>> moe_error(const Experts& ex, int64_t T, in
 
 }  // namespace
 
-TEST_CASE("prefill: tensor-core NVFP4 linear agrees at M 65/300/2048, ragged N and K", "[prefill]") {
+TEST_CASE("prefill: tensor-core NVFP4 linear agrees at M 65/300/2048, ragged N and K", "[prefill][gemm]") {
   // N 320: a partial 128-column tile; K 720: a partial 64-deep K step and
   // rows not 16-byte multiples (byte loads); K 48: less than one K step.
   for (auto [n, k] : {std::pair<int64_t, int64_t>{320, 1024}, {130, 720}, {96, 48}}) {
@@ -91,7 +93,22 @@ TEST_CASE("prefill: tensor-core NVFP4 linear agrees at M 65/300/2048, ragged N a
   }
 }
 
-TEST_CASE("prefill: tensor-core linear reads SM90_TILED weights and the model's shapes", "[prefill]") {
+TEST_CASE("prefill: mma.sync linear core: 1-3 K steps (pipeline shorter than its stages), odd and tiny N", "[prefill][gemm]") {
+  // K 64/128/192: fewer K steps than the core's 4 stages; N 131: odd, so
+  // half the rows take the element-wise store; N 8: one tile, 120 of its
+  // 128 weight rows padding; M 513: a 256-row tile with one valid row.
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{131, 64}, {200, 128}, {8, 192}, {264, 640}}) {
+    const HostNvfp4 h = random_nvfp4(n, k);
+    const seatrt_linear_weight wc = nvfp4_weight(cuda(), h, false), wp = nvfp4_weight(cpu(), h, false);
+    for (int64_t m : {65, 513}) {
+      INFO("N " << n << " K " << k << " M " << m);
+      CHECK(linear_error(wc, wp, m, SEATRT_DTYPE_F32) <= 1e-4);
+      CHECK(linear_error(wc, wp, m, SEATRT_DTYPE_BF16) <= 1e-2);
+    }
+  }
+}
+
+TEST_CASE("prefill: tensor-core linear reads SM90_TILED weights and the model's shapes", "[prefill][gemm]") {
   const HostNvfp4 h = random_nvfp4(2048, 2816);
   const seatrt_linear_weight wt = nvfp4_weight(cuda(), h, true), wp = nvfp4_weight(cpu(), h, false);
   CHECK(linear_error(wt, wp, 300, SEATRT_DTYPE_F32) <= 1e-4);
@@ -100,7 +117,7 @@ TEST_CASE("prefill: tensor-core linear reads SM90_TILED weights and the model's 
   CHECK(linear_error(oc, op, 130, SEATRT_DTYPE_BF16) <= 1e-2);
 }
 
-TEST_CASE("prefill: grouped tensor-core MoE agrees, uneven loads, deterministic", "[prefill]") {
+TEST_CASE("prefill: grouped tensor-core MoE agrees, uneven loads, deterministic", "[prefill][gemm]") {
   // I 176: a partial 64-column gate/up tile; H 512: 4 down tiles.
   const int64_t H = 512, I = 176, k = 4;
   const Experts ex(32, H, I);
@@ -115,7 +132,23 @@ TEST_CASE("prefill: grouped tensor-core MoE agrees, uneven loads, deterministic"
   CHECK(err_bf16 <= 1e-2);
 }
 
-TEST_CASE("prefill: grouped MoE at the model's expert shapes (H 2816, I 704, top-8)", "[prefill]") {
+TEST_CASE("prefill: grouped MoE with both GEMMs on the mma.sync core (H and I multiples of 64)", "[prefill][gemm]") {
+  // I 192: gate/up and down both have K % 64 == 0 (the I 176 case above
+  // keeps down on the wmma core); H 320: a partial 128-column down tile.
+  const int64_t H = 320, I = 192, k = 4;
+  const Experts ex(24, H, I);
+  for (int64_t T : {65, 1000}) {
+    for (bool skewed : {false, true}) {
+      INFO("tokens " << T << (skewed ? " skewed" : " uniform"));
+      const auto [err, got] = moe_error(ex, T, H, k, skewed, SEATRT_DTYPE_F32);
+      CHECK(err <= 1e-2);
+    }
+  }
+  const auto [err_bf16, got] = moe_error(ex, 300, H, k, false, SEATRT_DTYPE_BF16);
+  CHECK(err_bf16 <= 1e-2);
+}
+
+TEST_CASE("prefill: grouped MoE at the model's expert shapes (H 2816, I 704, top-8)", "[prefill][gemm]") {
   const int64_t H = 2816, I = 704, k = 8;
   const Experts ex(16, H, I);
   const auto [err, got] = moe_error(ex, 80, H, k, false, SEATRT_DTYPE_F32);

@@ -15,6 +15,8 @@
 // its unmasked half.
 //
 // usage: seatrt-bench-prefill <libseatrt_kernels_cuda.so> [tokens, e.g. 2048,8192] [attention-only tokens, e.g. 32768]
+// Environment: BENCH_LINEAR_SHAPES=1 also times each distinct Linear shape
+// alone; BENCH_SKIP_ATTENTION=1 leaves attention out (GEMM work).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -185,6 +187,23 @@ int main(int argc, char** argv) {
             }
         }, 1, 3);
         report("attn+dense MLP linears (30 layers)", t, flop);
+        if (std::getenv("BENCH_LINEAR_SHAPES")) {
+          // Each distinct Linear shape alone (N x K at T rows), 10 calls per
+          // timing, median of 3: the GEMM core's rate without the mix.
+          const std::vector<seatrt_linear_weight>& s5 = distinct[0].lin;
+          const std::vector<seatrt_linear_weight>& f5 = distinct[5].lin;
+          for (const seatrt_linear_weight* w : {&s5[0], &s5[1], &s5[3], &s5[4], &s5[6], &f5[0], &f5[1], &f5[2]}) {
+            seatrt_tensor xt = tensor(x, SEATRT_DTYPE_BF16, {T, w->in_features});
+            seatrt_tensor yt = tensor(y, SEATRT_DTYPE_BF16, {T, w->out_features});
+            seatrt_linear_args la{sizeof la, &xt, w, &yt};
+            const double ts = time_it([&] { ok(K->linear(C, S, &la), "linear (shape)"); }, 10, 3);
+            const double f = 2.0 * double(T) * double(w->out_features) * double(w->in_features);
+            std::printf("|   %lld | linear N %lld x K %lld alone | %.3f | %.3f | %.1f |\n", static_cast<long long>(T),
+                        static_cast<long long>(w->out_features), static_cast<long long>(w->in_features), ts * 1e3,
+                        f / 1e12, f / ts / 1e12);
+          }
+          std::fflush(stdout);
+        }
 
         // Router ids: top-8 distinct experts per token, uniform; weights 1/8.
         std::vector<int32_t> ids(static_cast<size_t>(T * kTopK));
@@ -239,7 +258,7 @@ int main(int argc, char** argv) {
         K->free_memory(C, wd);
       }
 
-      {  // Attention: one sequence of T tokens, its whole KV in an fp8 cache.
+      if (!std::getenv("BENCH_SKIP_ATTENTION")) {  // Attention: one sequence of T tokens, its whole KV in an fp8 cache.
         const int64_t bsz = 16, blocks = (T + bsz - 1) / bsz;
         std::vector<int32_t> table(static_cast<size_t>(blocks));
         for (int64_t i = 0; i < blocks; ++i) table[static_cast<size_t>(i)] = static_cast<int32_t>(i);

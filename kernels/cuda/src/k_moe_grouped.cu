@@ -10,7 +10,7 @@
 //  4. out[t] = sum over j of y[t*k + j] in slot order: deterministic, no
 //     atomics across experts.
 // Unused experts cost nothing: no tile is listed for them.
-#include "gemm_tc.cuh"
+#include "gemm_mma.cuh"
 #include "prefill.hpp"
 
 namespace seatrt::cuda {
@@ -154,7 +154,13 @@ int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast
   g.w_vec = p.vec;
   const bool fast = fast_weights && p.vec && x_vec && p.hidden % 32 == 0 && p.intermediate % 32 == 0;
   const dim3 grid_gu(static_cast<unsigned>(ceil_div(p.intermediate, kTcBN / 2)), tiles);
-  if (int e = fast ? launch_gemm_tc<true, true>(st, grid_gu, g) : launch_gemm_tc<true, false>(st, grid_gu, g)) return e;
+  // The mma.sync core where K (= H) is a multiple of 64, else gemm_tc; each
+  // GEMM decides on its own (the down GEMM's K is I).
+  const bool mma_gu = !mma_disabled() && mma_fits(fast_weights, x_vec, p.vec, p.hidden);
+  if (int e = mma_gu ? launch_gemm_mma<kMmaMoeWM, kMmaMoeWN, kMmaMoeStages, true>(st, grid_gu, g)
+              : fast ? launch_gemm_tc<true, true>(st, grid_gu, g)
+                     : launch_gemm_tc<true, false>(st, grid_gu, g))
+    return e;
 
   TcParams d;
   d.mode = TcMode::MoeDown;
@@ -170,7 +176,11 @@ int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast
   d.x_vec = (p.intermediate * 2) % 16 == 0;
   d.w_vec = p.vec;
   const dim3 grid_d(static_cast<unsigned>(ceil_div(p.hidden, kTcBN)), tiles);
-  if (int e = fast ? launch_gemm_tc<false, true>(st, grid_d, d) : launch_gemm_tc<false, false>(st, grid_d, d)) return e;
+  const bool mma_d = !mma_disabled() && mma_fits(fast_weights, d.x_vec, p.vec, p.intermediate);
+  if (int e = mma_d ? launch_gemm_mma<kMmaMoeWM, kMmaMoeWN, kMmaMoeStages, false>(st, grid_d, d)
+              : fast ? launch_gemm_tc<false, true>(st, grid_d, d)
+                     : launch_gemm_tc<false, false>(st, grid_d, d))
+    return e;
 
   const bool quads = p.hidden % 4 == 0;
   int64_t blocks = ceil_div(p.tokens * (quads ? p.hidden / 4 : p.hidden), 256);
