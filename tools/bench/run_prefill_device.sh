@@ -20,7 +20,7 @@
 set -u
 dir=${1:-build-pre/carry}
 sizes=${2:-2048,8192}
-attn=${3:-32768}
+attn=${3-32768}  # an empty third argument: no attention-only sizes
 out=${OUT:-/tmp}
 export SEATRT_CPU_PLUGIN=$dir/plugins/libseatrt_kernels_cpu.so
 export LD_LIBRARY_PATH=$dir/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
