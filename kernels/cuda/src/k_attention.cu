@@ -5,6 +5,7 @@
 // weighted V in fp32) and the warps' states are merged at the end.
 // A lane holds DPL consecutive elements of the head dim (D <= 32 * DPL).
 #include "device_common.cuh"
+#include "pdl.cuh"
 
 namespace seatrt::cuda {
 namespace {
@@ -12,6 +13,7 @@ namespace {
 constexpr int kWarps = 8;
 
 __global__ void kv_store_kernel(KvStoreProblem p) {
+  pdl_enter();  // before any global access (pdl.cuh)
   const int64_t heads = p.k.d1, dim = p.k.d2;
   const int64_t n = p.k.d0 * heads * dim;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
@@ -60,6 +62,7 @@ __device__ __forceinline__ void load_row(const void* base, int32_t dtype, int64_
 // partial state (max, sum, unnormalised accumulator) for the combine kernel.
 template <int DPL>
 __global__ void __launch_bounds__(kWarps * 32) attention_kernel(AttentionProblem p, float* partial) {
+  pdl_enter();  // before any global access (pdl.cuh)
   const int64_t t = blockIdx.x;
   const int qh = blockIdx.y, split = blockIdx.z, splits = gridDim.z;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -148,6 +151,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_kernel(AttentionProblem
 
 // Merges the splits of one (row, head).
 __global__ void attention_combine_kernel(AttentionProblem p, const float* partial, int splits) {
+  pdl_enter();  // before any global access (pdl.cuh)
   const int64_t t = blockIdx.x;
   const int qh = blockIdx.y, q_heads = static_cast<int>(p.q.d1);
   const int64_t dim = p.q.d2;
@@ -177,7 +181,7 @@ int launch_kv_store(Stream s, const KvStoreProblem& p) {
   if (n == 0) return 0;
   int64_t blocks = ceil_div(n, 256);
   if (blocks > 1 << 20) blocks = 1 << 20;
-  kv_store_kernel<<<static_cast<unsigned>(blocks), 256, 0, cudaStream_t(s)>>>(p);
+  (void)launch_pdl(kv_store_kernel, static_cast<unsigned>(blocks), 256, 0, cudaStream_t(s), p);
   return last_error();
 }
 
@@ -200,12 +204,12 @@ int launch_attention(Stream s, const AttentionProblem& p, int splits, float* wor
   if (p.q.d0 == 0) return 0;
   const dim3 grid(static_cast<unsigned>(p.q.d0), static_cast<unsigned>(p.q.d1), static_cast<unsigned>(splits));
   cudaStream_t st = cudaStream_t(s);
-  if (p.q.d2 <= 128) attention_kernel<4><<<grid, kWarps * 32, 0, st>>>(p, workspace);
-  else if (p.q.d2 <= 256) attention_kernel<8><<<grid, kWarps * 32, 0, st>>>(p, workspace);
-  else attention_kernel<16><<<grid, kWarps * 32, 0, st>>>(p, workspace);
+  if (p.q.d2 <= 128) (void)launch_pdl(attention_kernel<4>, grid, kWarps * 32, 0, st, p, workspace);
+  else if (p.q.d2 <= 256) (void)launch_pdl(attention_kernel<8>, grid, kWarps * 32, 0, st, p, workspace);
+  else (void)launch_pdl(attention_kernel<16>, grid, kWarps * 32, 0, st, p, workspace);
   if (splits > 1) {
     if (int e = last_error()) return e;
-    attention_combine_kernel<<<dim3(grid.x, grid.y), 128, 0, st>>>(p, workspace, splits);
+    (void)launch_pdl(attention_combine_kernel, dim3(grid.x, grid.y), 128, 0, st, p, workspace, splits);
   }
   return last_error();
 }

@@ -2,6 +2,7 @@
 // declares; k_attention.cu keeps kv_store and the general kernel).
 #include "attention_decode.hpp"
 #include "device_common.cuh"
+#include "pdl.cuh"
 
 namespace seatrt::cuda {
 
@@ -99,6 +100,7 @@ __device__ __forceinline__ DecodeRange decode_range(const AttentionProblem& p, i
 template <bool FP8, int D, int HG>
 __global__ void __launch_bounds__(kDecodeWarps * 32)
     attention_decode_kernel(AttentionProblem p, int min_chunk, float* partial) {
+  pdl_enter();  // before any global access (pdl.cuh)
   constexpr DecodeShape S = DecodeShape::of(FP8, D);
   constexpr int L = S.lanes, CPL = S.cpl, U = S.unroll, EPC = S.epc, E = CPL * EPC;
   // The merge buffers below hold every lane group's state of every head.
@@ -292,6 +294,7 @@ constexpr int kCombineDims = 64, kCombineSplitLanes = 4;
 
 __global__ void __launch_bounds__(kCombineDims * kCombineSplitLanes)
     attention_decode_combine(AttentionProblem p, const float* partial, int splits, int min_chunk) {
+  pdl_enter();  // before any global access (pdl.cuh)
   __shared__ float weight[kDecodeMaxSplits];
   __shared__ float reduce[32];
   __shared__ float sums[kCombineSplitLanes][kCombineDims];
@@ -346,8 +349,9 @@ int decode_min_chunk(const AttentionProblem& p) {
 
 template <bool FP8, int D>
 void launch_decode_dim(cudaStream_t st, const dim3& grid, const AttentionProblem& p, int min_chunk, float* ws) {
-  if (decode_hg(decode_group(p)) == 1) attention_decode_kernel<FP8, D, 1><<<grid, kDecodeWarps * 32, 0, st>>>(p, min_chunk, ws);
-  else attention_decode_kernel<FP8, D, 2><<<grid, kDecodeWarps * 32, 0, st>>>(p, min_chunk, ws);
+  if (decode_hg(decode_group(p)) == 1)
+    (void)launch_pdl(attention_decode_kernel<FP8, D, 1>, grid, kDecodeWarps * 32, 0, st, p, min_chunk, ws);
+  else (void)launch_pdl(attention_decode_kernel<FP8, D, 2>, grid, kDecodeWarps * 32, 0, st, p, min_chunk, ws);
 }
 
 template <bool FP8>
@@ -394,7 +398,8 @@ int launch_attention_decode(Stream s, const AttentionProblem& p, int splits, flo
   if (splits > 1) {
     if (int e = last_error()) return e;
     const dim3 cgrid(grid.x, static_cast<unsigned>(p.q.d1), static_cast<unsigned>(ceil_div(p.q.d2, kCombineDims)));
-    attention_decode_combine<<<cgrid, kCombineDims * kCombineSplitLanes, 0, st>>>(p, workspace, splits, min_chunk);
+    (void)launch_pdl(attention_decode_combine, cgrid, kCombineDims * kCombineSplitLanes, 0, st,
+        p, workspace, splits, min_chunk);
   }
   return last_error();
 }

@@ -1,6 +1,7 @@
 // Simple memory-bound kernels: elementwise, embedding, rms_norm, glu, rope,
 // gather_rows.  One grid-stride loop each; math in fp32.
 #include "device_common.cuh"
+#include "pdl.cuh"
 
 namespace seatrt::cuda {
 namespace {
@@ -14,6 +15,7 @@ unsigned grid_for(int64_t n) {
 }
 
 __global__ void elementwise_kernel(int op, Mat a, Mat b, float alpha, Mat out) {
+  pdl_enter();  // before any global access (pdl.cuh)
   const int64_t n = a.rows * a.cols;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
@@ -32,6 +34,7 @@ __global__ void elementwise_kernel(int op, Mat a, Mat b, float alpha, Mat out) {
 }
 
 __global__ void embedding_kernel(const int32_t* ids, int64_t count, Mat table, float scale, Mat out) {
+  pdl_enter();  // before any global access (pdl.cuh)
   const int64_t n = count * table.cols;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
@@ -45,6 +48,7 @@ __global__ void embedding_kernel(const int32_t* ids, int64_t count, Mat table, f
 
 // One block per row.
 __global__ void rms_norm_kernel(Mat x, const void* weight, int32_t wdtype, float eps, Mat out) {
+  pdl_enter();  // before any global access (pdl.cuh)
   __shared__ float scratch[32];
   const int64_t r = blockIdx.x;
   float ss = 0.0f;
@@ -65,6 +69,7 @@ __global__ void rms_norm_kernel(Mat x, const void* weight, int32_t wdtype, float
 // registers: one load latency per row instead of one per element per pass
 // (a 2816-wide row took ~12 us with the loops above, at batch 1 on the H200).
 __global__ void rms_norm_regs_kernel(Mat x, const void* weight, int32_t wdtype, float eps, Mat out) {
+  pdl_enter();  // before any global access (pdl.cuh)
   __shared__ float scratch[32];
   const int64_t r = blockIdx.x;
   float v[kRowRegs], g[kRowRegs];
@@ -82,6 +87,7 @@ __global__ void rms_norm_regs_kernel(Mat x, const void* weight, int32_t wdtype, 
 }
 
 __global__ void glu_kernel(int act, Mat gate, Mat up, Mat out) {
+  pdl_enter();  // before any global access (pdl.cuh)
   const int64_t n = gate.rows * gate.cols;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
@@ -92,6 +98,7 @@ __global__ void glu_kernel(int act, Mat gate, Mat up, Mat out) {
 
 // One thread per rotated pair (t, head, i < D/2).
 __global__ void rope_kernel(View3 x, const int32_t* positions, const float* inv_freq, View3 out) {
+  pdl_enter();  // before any global access (pdl.cuh)
   const int64_t half = x.d2 / 2;
   const int64_t n = x.d0 * x.d1 * half;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
@@ -109,6 +116,7 @@ __global__ void rope_kernel(View3 x, const int32_t* positions, const float* inv_
 }
 
 __global__ void gather_rows_kernel(Mat x, const int32_t* index, Mat out) {
+  pdl_enter();  // before any global access (pdl.cuh)
   const int64_t n = out.rows * out.cols;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
@@ -121,15 +129,15 @@ __global__ void gather_rows_kernel(Mat x, const int32_t* index, Mat out) {
 }  // namespace
 
 int launch_elementwise(Stream s, int op, const Mat& a, const Mat& b, float alpha, const Mat& out) {
-  elementwise_kernel<<<grid_for(a.rows * a.cols), kThreads, 0, cudaStream_t(s)>>>(op, a, b, alpha, out);
+  (void)launch_pdl(elementwise_kernel, grid_for(a.rows * a.cols), kThreads, 0, cudaStream_t(s), op, a, b, alpha, out);
   return last_error();
 }
 
 int launch_embedding(Stream s, const int32_t* ids, int64_t count, const Mat& table, float scale,
                      const Mat& out) {
   if (count == 0) return 0;
-  embedding_kernel<<<grid_for(count * table.cols), kThreads, 0, cudaStream_t(s)>>>(ids, count, table,
-                                                                                  scale, out);
+  (void)launch_pdl(embedding_kernel, grid_for(count * table.cols), kThreads, 0, cudaStream_t(s),
+      ids, count, table, scale, out);
   return last_error();
 }
 
@@ -138,18 +146,18 @@ int launch_rms_norm(Stream s, const Mat& x, const void* weight, int32_t weight_d
   if (x.rows == 0) return 0;
   const int threads = x.cols >= 1024 ? 256 : 128;
   if (x.cols <= int64_t(threads) * kRowRegs) {
-    rms_norm_regs_kernel<<<static_cast<unsigned>(x.rows), threads, 0, cudaStream_t(s)>>>(x, weight, weight_dtype,
-                                                                                       eps, out);
+    (void)launch_pdl(rms_norm_regs_kernel, static_cast<unsigned>(x.rows), threads, 0, cudaStream_t(s),
+        x, weight, weight_dtype, eps, out);
     return last_error();
   }
-  rms_norm_kernel<<<static_cast<unsigned>(x.rows), threads, 0, cudaStream_t(s)>>>(x, weight, weight_dtype,
-                                                                                 eps, out);
+  (void)launch_pdl(rms_norm_kernel, static_cast<unsigned>(x.rows), threads, 0, cudaStream_t(s),
+      x, weight, weight_dtype, eps, out);
   return last_error();
 }
 
 int launch_glu(Stream s, int act, const Mat& gate, const Mat& up, const Mat& out) {
   if (gate.rows * gate.cols == 0) return 0;
-  glu_kernel<<<grid_for(gate.rows * gate.cols), kThreads, 0, cudaStream_t(s)>>>(act, gate, up, out);
+  (void)launch_pdl(glu_kernel, grid_for(gate.rows * gate.cols), kThreads, 0, cudaStream_t(s), act, gate, up, out);
   return last_error();
 }
 
@@ -157,13 +165,13 @@ int launch_rope(Stream s, const View3& x, const int32_t* positions, const float*
                 const View3& out) {
   const int64_t n = x.d0 * x.d1 * (x.d2 / 2);
   if (n == 0) return 0;
-  rope_kernel<<<grid_for(n), kThreads, 0, cudaStream_t(s)>>>(x, positions, inv_freq, out);
+  (void)launch_pdl(rope_kernel, grid_for(n), kThreads, 0, cudaStream_t(s), x, positions, inv_freq, out);
   return last_error();
 }
 
 int launch_gather_rows(Stream s, const Mat& x, const int32_t* index, const Mat& out) {
   if (out.rows * out.cols == 0) return 0;
-  gather_rows_kernel<<<grid_for(out.rows * out.cols), kThreads, 0, cudaStream_t(s)>>>(x, index, out);
+  (void)launch_pdl(gather_rows_kernel, grid_for(out.rows * out.cols), kThreads, 0, cudaStream_t(s), x, index, out);
   return last_error();
 }
 

@@ -6,6 +6,7 @@
 // read once per pass of up to 8 activation rows, each thread covers K in
 // 16-byte pieces, and the block reduces in fp32.
 #include "device_common.cuh"
+#include "pdl.cuh"
 #include "launch.hpp"
 
 namespace seatrt::cuda {
@@ -37,6 +38,7 @@ __device__ __forceinline__ void load_x8(const Mat& x, int64_t row, int64_t col, 
 
 __global__ void __launch_bounds__(kThreads) dense_small_n_kernel(const __nv_bfloat16* w, int64_t w_row_elems,
                                                                   int64_t k, Mat x, Mat out) {
+  pdl_enter();  // before any global access (pdl.cuh)
   const int64_t n = blockIdx.x;
   const __nv_bfloat16* wr = w + n * w_row_elems;
   __shared__ float partial[kThreads / 32][kRowsPerPass];
@@ -84,7 +86,7 @@ bool dense_small_n_fits(const WeightRef& w, const GemvProblem& p) {
 }
 
 int launch_dense_small_n(Stream s, const WeightRef& w, const GemvProblem& p) {
-  dense_small_n_kernel<<<static_cast<unsigned>(p.n), kThreads, 0, static_cast<cudaStream_t>(s)>>>(
+  (void)launch_pdl(dense_small_n_kernel, static_cast<unsigned>(p.n), kThreads, 0, static_cast<cudaStream_t>(s),
       static_cast<const __nv_bfloat16*>(w.data), w.data_row_bytes / 2, p.k, p.x, p.out);
   return static_cast<int>(cudaGetLastError());
 }

@@ -6,6 +6,7 @@
 // rope kernels (fp32 sum of squares reduced by block_sum, x * inv * w,
 // sincosf of the fp32 angle).
 #include "device_common.cuh"
+#include "pdl.cuh"
 #include "fused_norm.hpp"
 
 namespace seatrt::cuda {
@@ -21,6 +22,7 @@ __device__ __forceinline__ float gain_at(const Gain& g, int64_t c) {
 // before out (which may alias x) is written.
 __global__ void add_rms_norm_kernel(Mat x, Gain x_gain, Mat residual, float eps, float scale, Gain out_gain,
                                     Mat out) {
+  pdl_enter();  // before any global access (pdl.cuh)
   __shared__ float scratch[32];
   const int64_t r = blockIdx.x;
   const float cols = static_cast<float>(x.cols);
@@ -53,6 +55,7 @@ __global__ void add_rms_norm_kernel(Mat x, Gain x_gain, Mat residual, float eps,
 // reads and writes only its own columns, so out may alias x.
 __global__ void add_rms_norm_regs_kernel(Mat x, Gain x_gain, Mat residual, float eps, float scale, Gain out_gain,
                                          Mat out) {
+  pdl_enter();  // before any global access (pdl.cuh)
   __shared__ float scratch[32];
   const int64_t r = blockIdx.x;
   const float cols = static_cast<float>(x.cols);
@@ -89,6 +92,7 @@ __global__ void add_rms_norm_regs_kernel(Mat x, Gain x_gain, Mat residual, float
 // (D floats), its norm is taken, then each thread rotates pairs (i, i + D/2).
 __global__ void rms_norm_rope_kernel(View3 x, Gain gain, float eps, const int32_t* positions,
                                      const float* inv_freq, View3 out) {
+  pdl_enter();  // before any global access (pdl.cuh)
   extern __shared__ float row[];
   __shared__ float scratch[32];
   const int64_t t = blockIdx.x / x.d1, h = blockIdx.x % x.d1;
@@ -125,11 +129,11 @@ int launch_add_rms_norm(Stream s, const Mat& x, Gain x_gain, const Mat& residual
                         Gain out_gain, const Mat& out) {
   if (x.rows == 0 || x.cols == 0) return 0;
   if (x.cols <= int64_t(threads_for(x.cols)) * kRowRegs) {
-    add_rms_norm_regs_kernel<<<static_cast<unsigned>(x.rows), threads_for(x.cols), 0, cudaStream_t(s)>>>(
+    (void)launch_pdl(add_rms_norm_regs_kernel, static_cast<unsigned>(x.rows), threads_for(x.cols), 0, cudaStream_t(s),
         x, x_gain, residual, eps, scale, out_gain, out);
     return last_error();
   }
-  add_rms_norm_kernel<<<static_cast<unsigned>(x.rows), threads_for(x.cols), 0, cudaStream_t(s)>>>(
+  (void)launch_pdl(add_rms_norm_kernel, static_cast<unsigned>(x.rows), threads_for(x.cols), 0, cudaStream_t(s),
       x, x_gain, residual, eps, scale, out_gain, out);
   return last_error();
 }
@@ -139,8 +143,8 @@ int launch_rms_norm_rope(Stream s, const View3& x, Gain gain, float eps, const i
   const int64_t rows = x.d0 * x.d1;
   if (rows == 0 || x.d2 == 0) return 0;
   const size_t shared = static_cast<size_t>(x.d2) * sizeof(float);
-  rms_norm_rope_kernel<<<static_cast<unsigned>(rows), 128, shared, cudaStream_t(s)>>>(x, gain, eps, positions,
-                                                                                     inv_freq, out);
+  (void)launch_pdl(rms_norm_rope_kernel, static_cast<unsigned>(rows), 128, shared, cudaStream_t(s),
+      x, gain, eps, positions, inv_freq, out);
   return last_error();
 }
 

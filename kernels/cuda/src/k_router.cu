@@ -2,6 +2,7 @@
 // lower id, optional renormalisation and per-expert scale) and the per-row
 // statistics the sampler's greedy fast path needs.  One block per row.
 #include "device_common.cuh"
+#include "pdl.cuh"
 
 namespace seatrt::cuda {
 namespace {
@@ -32,6 +33,7 @@ __device__ void block_argmax(float& v, int& idx, float* sv, int* si) {
 
 __global__ void router_kernel(Mat logits, int32_t top_k, bool renormalize, const void* pes,
                               int32_t pes_dtype, int32_t* ids, float* weights) {
+  pdl_enter();  // before any global access (pdl.cuh)
   __shared__ float prob[kMaxExperts];
   __shared__ float scratch[32];
   __shared__ float sv[32];
@@ -79,6 +81,7 @@ __global__ void router_kernel(Mat logits, int32_t top_k, bool renormalize, const
 }
 
 __global__ void row_stats_kernel(const float* logits, int64_t vocab, int64_t row_stride, RowStats* out) {
+  pdl_enter();  // before any global access (pdl.cuh)
   __shared__ float scratch[32];
   __shared__ float sv[32];
   __shared__ int si[32];
@@ -110,7 +113,7 @@ __global__ void row_stats_kernel(const float* logits, int64_t vocab, int64_t row
 int launch_router_topk(Stream s, const Mat& logits, int32_t top_k, bool renormalize,
                        const void* per_expert_scale, int32_t scale_dtype, int32_t* ids, float* weights) {
   if (logits.rows == 0) return 0;
-  router_kernel<<<static_cast<unsigned>(logits.rows), kThreads, 0, cudaStream_t(s)>>>(
+  (void)launch_pdl(router_kernel, static_cast<unsigned>(logits.rows), kThreads, 0, cudaStream_t(s),
       logits, top_k, renormalize, per_expert_scale, scale_dtype, ids, weights);
   return last_error();
 }
@@ -118,7 +121,8 @@ int launch_router_topk(Stream s, const Mat& logits, int32_t top_k, bool renormal
 int launch_row_stats(Stream s, const float* logits, int64_t rows, int64_t vocab, int64_t row_stride,
                      RowStats* out) {
   if (rows == 0) return 0;
-  row_stats_kernel<<<static_cast<unsigned>(rows), 1024, 0, cudaStream_t(s)>>>(logits, vocab, row_stride, out);
+  (void)launch_pdl(row_stats_kernel, static_cast<unsigned>(rows), 1024, 0, cudaStream_t(s),
+      logits, vocab, row_stride, out);
   return last_error();
 }
 
