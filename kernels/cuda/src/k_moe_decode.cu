@@ -508,7 +508,7 @@ bool moe_decode_fits(const MoeProblem& p) {
                     (p.x.row_stride * (p.x.dtype == SEATRT_DTYPE_F32 ? 4 : 2)) % 16 == 0;
   // One token's staged rows and the tables must fit the shared-memory budget.
   const size_t table = static_cast<size_t>(2 * p.num_experts) * sizeof(WeightRef);
-  const size_t one = sizeof(uint32_t) * size_t(token_stride(3, p.hidden));
+  const size_t one = sizeof(uint32_t) * size_t(token_stride(3, p.hidden > p.intermediate ? p.hidden : p.intermediate));
   return p.vec && x_ok && p.hidden % 32 == 0 && p.intermediate % 32 == 0 && p.tokens * p.top_k <= kMaxAssign &&
          p.num_experts <= kMaxExperts && table + one + 8 * 1024 <= kSmemBudget;
 }
@@ -568,7 +568,10 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
   d.split = 1;
   d.tok_stride = token_stride(2, p.intermediate);
   d.table_bytes = static_cast<int32_t>((size_t(p.num_experts) * sizeof(WeightRef) + 15) / 16 * 16);
-  d.tile_tokens = static_cast<int32_t>(p.tokens < 8 ? p.tokens : 8);
+  int down_tile = static_cast<int>(p.tokens < 8 ? p.tokens : 8);
+  while (down_tile > 1 && size_t(d.table_bytes) + sizeof(uint32_t) * size_t(down_tile) * size_t(d.tok_stride) > kSmemBudget)
+    --down_tile;
+  d.tile_tokens = down_tile;
   d.y = ws.y;
   d.route_w = p.weights;
   d.counters = ws.counters;
