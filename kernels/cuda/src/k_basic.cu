@@ -86,6 +86,43 @@ __global__ void rms_norm_regs_kernel(Mat x, const void* weight, int32_t wdtype, 
   }
 }
 
+// Head-sized rows (cols = 32 * kPer): one warp per row, 8 rows per block, a
+// shuffle sum and no block barrier (the per-head norms run one row per
+// (token, head): at prompt length a block per row was ~2x their bytes).
+constexpr int kRowsPerBlock = 8;
+
+template <int kPer>
+__global__ void __launch_bounds__(kRowsPerBlock * 32)
+    rms_norm_warp_kernel(Mat x, const void* weight, int32_t wdtype, float eps, Mat out) {
+  pdl_enter();  // before any global access (pdl.cuh)
+  const int lane = threadIdx.x & 31;
+  const int64_t r = int64_t(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5);
+  if (r >= x.rows) return;  // whole warps: the shuffles below see full warps
+  float v[kPer];
+  float ss = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    v[j] = mat_load(x, r, lane + 32 * j);
+    ss += v[j] * v[j];
+  }
+  const float inv = rsqrtf(warp_sum(ss) / static_cast<float>(32 * kPer) + eps);
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    const int64_t c = lane + 32 * j;
+    float y = v[j] * inv;
+    if (weight) y *= load_as_float(weight, wdtype, c);
+    mat_store(out, r, c, y);
+  }
+}
+
+template <int kPer>
+int launch_rms_norm_warp(cudaStream_t st, const Mat& x, const void* weight, int32_t weight_dtype, float eps,
+                         const Mat& out) {
+  const auto blocks = static_cast<unsigned>((x.rows + kRowsPerBlock - 1) / kRowsPerBlock);
+  (void)launch_pdl(rms_norm_warp_kernel<kPer>, blocks, kRowsPerBlock * 32, 0, st, x, weight, weight_dtype, eps, out);
+  return last_error();
+}
+
 __global__ void glu_kernel(int act, Mat gate, Mat up, Mat out) {
   pdl_enter();  // before any global access (pdl.cuh)
   const int64_t n = gate.rows * gate.cols;
@@ -144,6 +181,13 @@ int launch_embedding(Stream s, const int32_t* ids, int64_t count, const Mat& tab
 int launch_rms_norm(Stream s, const Mat& x, const void* weight, int32_t weight_dtype, float eps,
                     const Mat& out) {
   if (x.rows == 0) return 0;
+  const cudaStream_t st = cudaStream_t(s);
+  if (x.rows / kRowsPerBlock < (1u << 31)) {
+    if (x.cols == 64) return launch_rms_norm_warp<2>(st, x, weight, weight_dtype, eps, out);
+    if (x.cols == 128) return launch_rms_norm_warp<4>(st, x, weight, weight_dtype, eps, out);
+    if (x.cols == 256) return launch_rms_norm_warp<8>(st, x, weight, weight_dtype, eps, out);
+    if (x.cols == 512) return launch_rms_norm_warp<16>(st, x, weight, weight_dtype, eps, out);
+  }
   const int threads = x.cols >= 1024 ? 256 : 128;
   if (x.cols <= int64_t(threads) * kRowRegs) {
     (void)launch_pdl(rms_norm_regs_kernel, static_cast<unsigned>(x.rows), threads, 0, cudaStream_t(s),

@@ -1,5 +1,6 @@
 // Checks and launches for the paged KV cache ops: kv_store and attention.
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "attention_decode.hpp"
@@ -53,6 +54,7 @@ void kv_store(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_kv_store
   if (numel(slots) != vk.d0) invalid(op, "slot_mapping must have T entries");
   if (vk.d1 != c.k_cache.shape[2] || vk.d2 != c.k_cache.shape[3])
     invalid(op, "k must be [T, kv_heads, head_dim] of the cache");
+  if (vk.d1 * vk.d2 > INT32_MAX) unsupported(op, "kv_heads x head_dim above 2^31 elements per token");
   KvStoreProblem p;
   p.k = vk;
   if (two) {
