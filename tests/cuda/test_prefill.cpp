@@ -1,9 +1,10 @@
 // Prefill-shaped paths of the CUDA provider against the CPU provider: the
-// tensor-core linear (BF16 activations, M > 64; the mma.sync core of
-// gemm_mma.cuh for K % 64 == 0, the wmma core of gemm_tc.cuh otherwise) and
-// the grouped tensor-core MoE (T >= 64 BF16 tokens), at M/T in {65, 300,
-// 2048}, ragged N and K, and uneven expert loads (experts with no token, one
-// with most).
+// tensor-core linear (BF16 activations, M > 64) and the grouped tensor-core
+// MoE (T >= 64 BF16 tokens), at M/T in {65, 300, 2048}, ragged N and K, and
+// uneven expert loads (experts with no token, one with most).  The [gemm]
+// cases run on whichever GEMM core SEATRT_PREFILL_GEMM selects (the wmma
+// core of gemm_tc.cuh by default, the mma.sync core of gemm_mma.cuh with
+// "mma*" where K % 64 == 0); the device script runs them under each.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -93,8 +94,8 @@ TEST_CASE("prefill: tensor-core NVFP4 linear agrees at M 65/300/2048, ragged N a
   }
 }
 
-TEST_CASE("prefill: mma.sync linear core: 1-3 K steps (pipeline shorter than its stages), odd and tiny N", "[prefill][gemm]") {
-  // K 64/128/192: fewer K steps than the core's 4 stages; N 131: odd, so
+TEST_CASE("prefill: tensor-core linear: 1-3 K steps, odd and tiny N", "[prefill][gemm]") {
+  // K 64/128/192: fewer K steps than the mma.sync core's 4 stages; N 131: odd, so
   // half the rows take the element-wise store; N 8: one tile, 120 of its
   // 128 weight rows padding; M 513: a 256-row tile with one valid row.
   for (auto [n, k] : {std::pair<int64_t, int64_t>{131, 64}, {200, 128}, {8, 192}, {264, 640}}) {
@@ -132,9 +133,10 @@ TEST_CASE("prefill: grouped tensor-core MoE agrees, uneven loads, deterministic"
   CHECK(err_bf16 <= 1e-2);
 }
 
-TEST_CASE("prefill: grouped MoE with both GEMMs on the mma.sync core (H and I multiples of 64)", "[prefill][gemm]") {
-  // I 192: gate/up and down both have K % 64 == 0 (the I 176 case above
-  // keeps down on the wmma core); H 320: a partial 128-column down tile.
+TEST_CASE("prefill: grouped MoE with H and I multiples of 64", "[prefill][gemm]") {
+  // I 192: gate/up and down both have K % 64 == 0, so with
+  // SEATRT_PREFILL_GEMM=mma both run on the mma.sync core (the I 176 case
+  // above keeps down on the wmma core); H 320: a partial 128-column down tile.
   const int64_t H = 320, I = 192, k = 4;
   const Experts ex(24, H, I);
   for (int64_t T : {65, 1000}) {

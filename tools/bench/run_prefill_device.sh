@@ -9,14 +9,15 @@
 # Environment knobs (defaults in brackets):
 #   TESTS_FILTER   Catch2 test spec for variant a [all tests]
 #   VARIANT_B_ENV  run variant b with the SAME plugin under this environment
-#                  assignment (e.g. SEATRT_PREFILL_GEMM=tc: the old GEMM
-#                  core) when there is no plugins-b/ [unset]
+#                  assignment (e.g. SEATRT_PREFILL_GEMM=mma: the mma.sync
+#                  GEMM core) when there is no plugins-b/ [unset]
 #   TESTS_FILTER_B Catch2 test spec for variant b ["[prefill]"]
 #   VARIANT_C_ENV  same for a third variant c (same plugin) [unset]
 #   SIZES_B        token counts of variant b's (and c's) benchmark [8192]
 #   SANITIZE_FILTER  Catch2 test spec for memcheck ["[prefill]"]
 #   SANITIZE, PROFILE, BASELINE, REFERENCE: 0 skips memcheck, ncu, the
-#   attention baseline, the MoE reference [1 each]; BENCH_* pass through.
+#   attention baseline, the MoE reference [1 each]; NCU_ARGS: see below;
+#   BENCH_* pass through.
 set -u
 dir=${1:-build-pre/carry}
 sizes=${2:-2048,8192}
@@ -44,8 +45,11 @@ run_variant() {  # name plugin-dir test-filter tokens attention-tokens [env assi
   ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
   if [ -n "$ncu_bin" ] && [ "${PROFILE:-1}" = 1 ]; then
     SECONDS=0
+    # NCU_ARGS replaces the metric selection, e.g. "--section SpeedOfLight
+    # --section WarpStateStats --section ComputeWorkloadAnalysis" (slower).
     BENCH_PROFILE_TOKENS=8192 timeout ${NCU_TIMEOUT:-40} "${envv[@]}" "$ncu_bin" --clock-control none \
-      --metrics gpu__time_duration.sum --launch-count 12 "$dir/bin/seatrt-bench-prefill" "$plugin" > "$out/ncu_$name.log" 2>&1
+      ${NCU_ARGS:---metrics gpu__time_duration.sum} --launch-count 12 "$dir/bin/seatrt-bench-prefill" "$plugin" \
+      > "$out/ncu_$name.log" 2>&1
     echo "[$name] ncu exit: $? (${SECONDS}s)"
     grep -E "\)x\(|gpu__time_duration" "$out/ncu_$name.log" | sed -E 's/^ +//; s/ +/ /g' | cut -c1-140
   fi

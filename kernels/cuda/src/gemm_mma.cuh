@@ -4,7 +4,8 @@
 // gemm_tc.cuh (plain linear, MoE gate/up GLU, MoE down times the router
 // weight) through the same TcParams, for the common case only: every weight
 // FP4 with 16-byte rows, x with 16-byte rows and K a multiple of 64.  The
-// callers keep gemm_tc.cuh for everything else (ragged K, dense weights).
+// callers keep gemm_tc.cuh for everything else (ragged K, dense weights),
+// and, after device run 3, by default (SEATRT_PREFILL_GEMM below).
 //
 // Why it is faster than gemm_tc.cuh (32 x 64 warp tiles, wmma, register
 // prefetch): a 64 x 64 warp tile reads 4 KB of shared memory per 32 MMAs
@@ -48,21 +49,26 @@ inline bool mma_fits(bool tc_fast_all, bool x_vec, bool w_vec, int64_t k) {
 
 namespace {
 
-// SEATRT_PREFILL_GEMM=tc forces the old core (before/after comparisons on
-// the device in one run; a way back if the new core misbehaves);
-// SEATRT_PREFILL_GEMM=mma128 runs the plain linear on the MoE's 128 x 128
-// configuration (two blocks per SM) instead of 256 x 128 (one), to compare.
-enum class MmaChoice { Default, OldCore, Linear128 };
+// Which core the prefill GEMMs take, from SEATRT_PREFILL_GEMM (read once):
+//   unset or "tc": gemm_tc.cuh (the default: device run 3 measured this core
+//       as fast as the old one on the linears and 15% slower on the MoE, see
+//       NOTES-prefill.md);
+//   "mma":     this core (linear 256 x 128, MoE 128 x 128);
+//   "mma128":  this core, the linear on the 128 x 128 configuration;
+//   "mma256n": this core, the linear on 128 x 256 (x rows x weight rows:
+//       half the activation bytes per MMA; not yet run on a device).
+enum class MmaChoice { OldCore, Mma, Linear128, Linear256n };
 inline MmaChoice mma_choice() {
   static const MmaChoice c = [] {
     const char* v = std::getenv("SEATRT_PREFILL_GEMM");
-    if (v && std::strcmp(v, "tc") == 0) return MmaChoice::OldCore;
-    if (v && std::strcmp(v, "mma128") == 0) return MmaChoice::Linear128;
-    return MmaChoice::Default;
+    if (!v) return MmaChoice::OldCore;
+    if (std::strcmp(v, "mma") == 0) return MmaChoice::Mma;
+    if (std::strcmp(v, "mma128") == 0) return MmaChoice::Linear128;
+    if (std::strcmp(v, "mma256n") == 0) return MmaChoice::Linear256n;
+    return MmaChoice::OldCore;
   }();
   return c;
 }
-inline bool mma_disabled() { return mma_choice() == MmaChoice::OldCore; }
 
 namespace mma {
 
@@ -383,9 +389,10 @@ int launch_gemm_mma(cudaStream_t st, dim3 grid, const TcParams& p) {
   return last_error();
 }
 
-// The two configurations the callers use.
+// The configurations the callers use.
 constexpr int kMmaLinWM = 4, kMmaLinWN = 2, kMmaLinStages = 4;  // 256 x 128, one block per SM
 constexpr int kMmaMoeWM = 2, kMmaMoeWN = 2, kMmaMoeStages = 3;  // 128 x 128, two blocks per SM
+constexpr int kMmaWideWM = 2, kMmaWideWN = 4, kMmaWideStages = 4;  // 128 x 256, one block per SM
 static_assert(64 * kMmaMoeWM == kTcBM, "MoE row tiles are the grouping kernel's 128 rows");
 static_assert(64 * kMmaMoeWN == kTcBN, "the MoE grids are sized with gemm_tc's tile width");
 

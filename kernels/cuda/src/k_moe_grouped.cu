@@ -154,9 +154,11 @@ int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast
   g.w_vec = p.vec;
   const bool fast = fast_weights && p.vec && x_vec && p.hidden % 32 == 0 && p.intermediate % 32 == 0;
   const dim3 grid_gu(static_cast<unsigned>(ceil_div(p.intermediate, kTcBN / 2)), tiles);
-  // The mma.sync core where K (= H) is a multiple of 64, else gemm_tc; each
-  // GEMM decides on its own (the down GEMM's K is I).
-  const bool mma_gu = !mma_disabled() && mma_fits(fast_weights, x_vec, p.vec, p.hidden);
+  // gemm_tc by default; with SEATRT_PREFILL_GEMM=mma* the mma.sync core
+  // where K is a multiple of 64 (each GEMM decides on its own: gate/up's K
+  // is H, down's is I).  Device run 3: the mma.sync core was 15% slower here.
+  const bool mma_on = mma_choice() != MmaChoice::OldCore;
+  const bool mma_gu = mma_on && mma_fits(fast_weights, x_vec, p.vec, p.hidden);
   if (int e = mma_gu ? launch_gemm_mma<kMmaMoeWM, kMmaMoeWN, kMmaMoeStages, true>(st, grid_gu, g)
               : fast ? launch_gemm_tc<true, true>(st, grid_gu, g)
                      : launch_gemm_tc<true, false>(st, grid_gu, g))
@@ -176,7 +178,7 @@ int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast
   d.x_vec = (p.intermediate * 2) % 16 == 0;
   d.w_vec = p.vec;
   const dim3 grid_d(static_cast<unsigned>(ceil_div(p.hidden, kTcBN)), tiles);
-  const bool mma_d = !mma_disabled() && mma_fits(fast_weights, d.x_vec, p.vec, p.intermediate);
+  const bool mma_d = mma_on && mma_fits(fast_weights, d.x_vec, p.vec, p.intermediate);
   if (int e = mma_d ? launch_gemm_mma<kMmaMoeWM, kMmaMoeWN, kMmaMoeStages, false>(st, grid_d, d)
               : fast ? launch_gemm_tc<false, true>(st, grid_d, d)
                      : launch_gemm_tc<false, false>(st, grid_d, d))
