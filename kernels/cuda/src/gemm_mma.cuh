@@ -56,8 +56,10 @@ namespace {
 //   "mma":     this core (linear 256 x 128, MoE 128 x 128);
 //   "mma128":  this core, the linear on the 128 x 128 configuration;
 //   "mma256n": this core, the linear on 128 x 256 (x rows x weight rows:
-//       half the activation bytes per MMA; not yet run on a device).
-enum class MmaChoice { OldCore, Mma, Linear128, Linear256n };
+//       half the activation bytes per MMA; not yet run on a device);
+//   "wgmma":   the linear on the wgmma core of gemm_wgmma.cuh (not yet run
+//       on a device), the MoE on gemm_tc.cuh.
+enum class MmaChoice { OldCore, Mma, Linear128, Linear256n, Wgmma };
 inline MmaChoice mma_choice() {
   static const MmaChoice c = [] {
     const char* v = std::getenv("SEATRT_PREFILL_GEMM");
@@ -65,6 +67,7 @@ inline MmaChoice mma_choice() {
     if (std::strcmp(v, "mma") == 0) return MmaChoice::Mma;
     if (std::strcmp(v, "mma128") == 0) return MmaChoice::Linear128;
     if (std::strcmp(v, "mma256n") == 0) return MmaChoice::Linear256n;
+    if (std::strcmp(v, "wgmma") == 0) return MmaChoice::Wgmma;
     return MmaChoice::OldCore;
   }();
   return c;

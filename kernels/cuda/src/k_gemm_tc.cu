@@ -1,12 +1,13 @@
-// Large-M linear (prefill) on the tensor cores: the 128x128-tile core of
-// gemm_tc.cuh, or with SEATRT_PREFILL_GEMM=mma* the mma.sync core of
-// gemm_mma.cuh where it fits (FP4 weights with 16-byte rows, x with 16-byte
-// rows, K % 64 == 0: all of Gemma-4's shapes), in plain-linear mode (rows
-// 0..M-1 of x in, the same rows of out).  Used for BF16 activations only, so no rounding of the
+// Large-M linear (prefill) on the tensor cores, in plain-linear mode (rows
+// 0..M-1 of x in, the same rows of out): the 128x128-tile core of
+// gemm_tc.cuh, or, with SEATRT_PREFILL_GEMM=mma* / wgmma and where they fit
+// (FP4 weights with 16-byte rows, x with 16-byte rows, K % 64 == 0: all of
+// Gemma-4's shapes), the mma.sync core of gemm_mma.cuh / the wgmma core of
+// gemm_wgmma.cuh.  Used for BF16 activations only, so no rounding of the
 // inputs happens here; the weight decode to BF16 is exact and the global
 // divisor is applied once per output in fp32.  NOTES-prefill.md has the
 // design and the measured throughput.
-#include "gemm_mma.cuh"
+#include "gemm_wgmma.cuh"
 
 namespace seatrt::cuda {
 
@@ -27,6 +28,8 @@ int launch_linear_tc(Stream s, const WeightRef& w, const GemvProblem& p, bool ve
       return dim3(static_cast<unsigned>(ceil_div(p.n, bn)), static_cast<unsigned>(ceil_div(p.x.rows, bm)));
     };
     switch (mma_choice()) {
+      case MmaChoice::Wgmma:
+        return launch_gemm_wgmma(st, t);
       case MmaChoice::Linear128:
         return launch_gemm_mma<kMmaMoeWM, kMmaMoeWN, kMmaMoeStages, false>(st, grid_for(64 * kMmaMoeWM, 64 * kMmaMoeWN), t);
       case MmaChoice::Linear256n:

@@ -157,7 +157,7 @@ int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast
   // gemm_tc by default; with SEATRT_PREFILL_GEMM=mma* the mma.sync core
   // where K is a multiple of 64 (each GEMM decides on its own: gate/up's K
   // is H, down's is I).  Device run 3: the mma.sync core was 15% slower here.
-  const bool mma_on = mma_choice() != MmaChoice::OldCore;
+  const bool mma_on = mma_choice() != MmaChoice::OldCore && mma_choice() != MmaChoice::Wgmma;
   const bool mma_gu = mma_on && mma_fits(fast_weights, x_vec, p.vec, p.hidden);
   if (int e = mma_gu ? launch_gemm_mma<kMmaMoeWM, kMmaMoeWN, kMmaMoeStages, true>(st, grid_gu, g)
               : fast ? launch_gemm_tc<true, true>(st, grid_gu, g)

@@ -1,0 +1,252 @@
+// A third prefill GEMM core, for the plain linear only, on Hopper's
+// asynchronous warpgroup MMA (wgmma.mma_async m64n256k16, BF16 in, fp32
+// accumulate), opt-in with SEATRT_PREFILL_GEMM=wgmma: NOT YET RUN ON A
+// DEVICE (written after device run 3, see NOTES-prefill.md).
+//
+// Why: the mma.sync core of gemm_mma.cuh is latency-bound at 8 warps per SM
+// (every warp waits for its own ldmatrix, decode and barrier).  wgmma reads
+// both operands from shared memory itself and runs in the background, so the
+// same warps decode the next K step's weights while the tensor cores work.
+//
+// Block: 128 x-rows x 256 weight rows, two warpgroups (256 threads), each
+// owning 64 rows x 256 columns (128 fp32 accumulators per thread); K steps
+// of 64.  Shared memory, all tiles K-major with rows of 128 bytes in the
+// 128-byte swizzle the descriptors name (16-byte chunk c of row r stored at
+// chunk c ^ (r % 8); tiles 1024-byte aligned):
+//   S stages of the activation tile (128 x 64 BF16, by cp.async),
+//   2 decoded weight tiles (256 x 64 BF16),
+//   S stages of the raw FP4 bytes (256 x 32 bytes, by cp.async; not swizzled).
+// Iteration s: wait for this thread's copies of step s+1, fence its shared
+// writes (copies, decode stores) to the async proxy the tensor cores read
+// through, barrier; issue the four wgmma of step s; while they run, decode
+// step s+1 and issue the copies of step s+S-1; wait for the wgmma (the next
+// iteration overwrites what they read).
+// The decode is gemm_tc.cuh's (exact); the global divisor is applied in fp32
+// in the epilogue.
+#pragma once
+
+#include "gemm_mma.cuh"
+
+namespace seatrt::cuda {
+namespace {
+namespace wg {
+
+constexpr int kBM = 128, kBN = 256, kBK = 64, kStages = 4, kThreads = 256;
+constexpr int kATile = kBM * 128;   // bytes of one activation stage
+constexpr int kRTile = kBN * 32;    // bytes of one raw FP4 stage
+constexpr int kBTile = kBN * 128;   // bytes of one decoded weight tile
+constexpr int kSmem = kStages * (kATile + kRTile) + 2 * kBTile + 1024;  // + alignment slack
+constexpr int kUnits = 2 * kBN / kThreads;  // 32-weight decode units per thread
+constexpr int kACopies = kBM * 8 / kThreads;  // 16-byte activation copies per thread and step
+
+// Byte offset of 16-byte chunk c of row r in a 128-byte-swizzled tile.
+__device__ __forceinline__ uint32_t swz(int r, int c) { return uint32_t(r * 128 + ((c ^ (r & 7)) << 4)); }
+
+// Shared-memory matrix descriptor: K-major, 128-byte swizzle, 8-row groups
+// 1024 bytes apart (SBO), start address >> 4 in bits 0-13; LBO (bits
+// 16-29) is not used by swizzled K-major layouts; layout type 1 (128B
+// swizzle) in bits 62-63.
+__device__ __forceinline__ uint64_t desc(uint32_t smem_addr) {
+  return uint64_t((smem_addr & 0x3FFFFu) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) |
+         (uint64_t(1) << 62);
+}
+
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// Ties a register to the asm stream, so the compiler neither reads an
+// accumulator before wgmma_wait0 nor moves other uses across it.
+__device__ __forceinline__ void fence_reg(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+
+// d (the 128 fp32 accumulators of a warpgroup's 64 x 256 tile) += A (64 x 16,
+// descriptor a) * B^T (B: 256 x 16, descriptor b), both K-major BF16 in
+// shared memory; scale-d is 1 (the accumulators start at zero).
+__device__ __forceinline__ void wgmma_m64n256k16(float* d, uint64_t desc_a, uint64_t desc_b) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+      "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+      "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+      "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+      "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
+      "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
+      "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
+      "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
+      "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, "
+      "%128, %129, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+
+}  // namespace wg
+
+__global__ void __launch_bounds__(wg::kThreads, 1) gemm_wgmma_kernel(TcParams p) {
+  using namespace wg;
+  extern __shared__ __align__(1024) unsigned char wg_dyn[];
+  __shared__ const __nv_bfloat16* arows[kBM];
+  // 1024-byte aligned base (the swizzle pattern is a function of the address).
+  const uint32_t raw_base = mma::smem_addr(wg_dyn);
+  const uint32_t base = (raw_base + 1023u) & ~1023u;
+  unsigned char* const gbase = wg_dyn + (base - raw_base);
+  const uint32_t sa = base;                                     // kStages activation stages
+  const uint32_t sb = base + kStages * kATile;                  // 2 decoded weight tiles
+  unsigned char* const sr = gbase + kStages * kATile + 2 * kBTile;  // kStages raw stages
+
+  TcJob job;
+  job.w = p.w;
+  job.m0 = int64_t(blockIdx.y) * kBM;
+  const int64_t left = p.x.rows - job.m0;
+  if (left <= 0) return;
+  job.rows = static_cast<int32_t>(left < kBM ? left : kBM);
+  const int t = threadIdx.x, wgi = t >> 7, warp = (t >> 5) & 3, lane = t & 31;
+  const int64_t n0 = int64_t(blockIdx.x) * kBN;
+  for (int r = t; r < kBM; r += kThreads) arows[r] = tc_a_row(p, job, r);
+
+  // Decode units (as gemm_mma.cuh): unit u = t + v * kThreads is weight row
+  // u / 2, columns (u % 2) * 32 .. +31 of each step.
+  const unsigned char* uq[kUnits];
+  const char* us[kUnits];
+  bool uok[kUnits], ue4m3[kUnits];
+#pragma unroll
+  for (int v = 0; v < kUnits; ++v) {
+    const int u = t + v * kThreads;
+    const int64_t row = n0 + (u >> 1);
+    uok[v] = row < p.n;
+    ue4m3[v] = job.w.kind == int32_t(WeightKind::Fp4E4m3Scales);
+    const int64_t rr = uok[v] ? row : 0;
+    uq[v] = static_cast<const unsigned char*>(job.w.data) + rr * job.w.data_row_bytes + (u & 1) * 16;
+    us[v] = static_cast<const char*>(job.w.scales) + rr * job.w.scale_row_elems * (ue4m3[v] ? 1 : 2);
+  }
+  __syncthreads();  // arows
+
+  const int nk = static_cast<int>(p.k / kBK);
+  const int a_ch = t & 7;
+  auto issue = [&](int step) {
+    const int slot = step % kStages;
+    const int64_t k0 = int64_t(step) * kBK;
+#pragma unroll
+    for (int i = 0; i < kACopies; ++i) {
+      const int r = (t >> 3) + i * (kThreads / 8);
+      const __nv_bfloat16* src = arows[r];
+      mma::cp_async16(sa + slot * kATile + swz(r, a_ch), src ? src + k0 + a_ch * 8 : p.x.data, src != nullptr);
+    }
+#pragma unroll
+    for (int v = 0; v < kUnits; ++v)
+      mma::cp_async16(mma::smem_addr(sr + slot * kRTile + (t + v * kThreads) * 16), uq[v] + k0 / 2, uok[v]);
+  };
+  auto load_scales = [&](int step, uint32_t* sc) {
+#pragma unroll
+    for (int v = 0; v < kUnits; ++v) {
+      const int64_t g = int64_t(step) * 4 + ((t + v * kThreads) & 1) * 2;
+      if (!uok[v])
+        sc[v] = 0u;
+      else if (ue4m3[v])
+        sc[v] = __ldg(reinterpret_cast<const unsigned short*>(us[v] + g));
+      else
+        sc[v] = __ldg(reinterpret_cast<const unsigned int*>(us[v] + 2 * g));
+    }
+  };
+  // Decodes this thread's units of step `step` into decoded tile step % 2.
+  auto decode = [&](int step, const uint32_t* sc) {
+#pragma unroll
+    for (int v = 0; v < kUnits; ++v) {
+      const int u = t + v * kThreads, br = u >> 1, half = u & 1;
+      const uint4 q = *reinterpret_cast<const uint4*>(sr + (step % kStages) * kRTile + u * 16);
+      float s0, s1;
+      mma::scale_pair(sc[v], ue4m3[v], s0, s1);
+      unsigned char* tile = gbase + kStages * kATile + (step & 1) * kBTile;
+      const uint32_t words[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+      for (int part = 0; part < 4; ++part) {
+        uint32_t out[4];
+        tc::decode8(words[part], part < 2 ? s0 : s1, out);
+        *reinterpret_cast<uint4*>(tile + swz(br, half * 4 + part)) = make_uint4(out[0], out[1], out[2], out[3]);
+      }
+    }
+  };
+
+  float acc[128];
+#pragma unroll
+  for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+
+  // Prologue: steps 0 .. kStages-2 in flight, step 0 decoded.
+#pragma unroll
+  for (int st = 0; st < kStages - 1; ++st) {
+    if (st < nk) issue(st);
+    mma::cp_commit();
+  }
+  uint32_t sc[kUnits];
+  load_scales(0, sc);
+  mma::cp_wait<kStages - 2>();
+  decode(0, sc);
+  if (nk > 1) load_scales(1, sc);
+
+  for (int s = 0; s < nk; ++s) {
+    mma::cp_wait<kStages - 3>();  // step s+1's copies of this thread are in
+    fence_proxy_async();          // this thread's copies and decode stores, visible to the tensor cores
+    __syncthreads();              // ... of every thread; step s-1's wgmma are done (waited below)
+    const uint32_t a_tile = sa + (s % kStages) * kATile + wgi * 64 * 128;
+    const uint32_t b_tile = sb + (s & 1) * kBTile;
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < kBK / 16; ++ks) wgmma_m64n256k16(acc, desc(a_tile + ks * 32), desc(b_tile + ks * 32));
+    wgmma_commit();
+    // While the tensor cores run: the next step's weights and a later step's copies.
+    if (s + 1 < nk) decode(s + 1, sc);
+    if (s + kStages - 1 < nk) issue(s + kStages - 1);
+    mma::cp_commit();
+    if (s + 2 < nk) load_scales(s + 2, sc);
+    wgmma_wait0();
+#pragma unroll
+    for (int i = 0; i < 128; ++i) fence_reg(acc[i]);
+  }
+  mma::cp_wait<0>();
+
+  // Epilogue: accumulator i of a thread is row 16 * warp + g (+8 for i % 4
+  // >= 2) of its warpgroup's 64, column 8 * (i / 4) + 2 * tq + i % 2.
+  const int g = lane >> 2, tq = lane & 3;
+  const float div = job.w.global_divisor;
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const int r = wgi * 64 + warp * 16 + g + hh * 8;
+    if (r >= job.rows) continue;
+    const int64_t row = job.m0 + r;
+#pragma unroll
+    for (int j = 0; j < 32; ++j)
+      mma::store2(p.out, p.n, row, n0 + j * 8 + 2 * tq, acc[4 * j + 2 * hh] / div, acc[4 * j + 2 * hh + 1] / div);
+  }
+}
+
+int launch_gemm_wgmma(cudaStream_t st, const TcParams& p) {
+  static bool opted_in = false;
+  if (!opted_in) {
+    if (cudaError_t e = cudaFuncSetAttribute(gemm_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, wg::kSmem))
+      return static_cast<int>(e);
+    opted_in = true;
+  }
+  const dim3 grid(static_cast<unsigned>(ceil_div(p.n, wg::kBN)), static_cast<unsigned>(ceil_div(p.x.rows, wg::kBM)));
+  gemm_wgmma_kernel<<<grid, wg::kThreads, wg::kSmem, st>>>(p);
+  return last_error();
+}
+
+}  // namespace
+}  // namespace seatrt::cuda
