@@ -15,6 +15,7 @@
 #   VARIANT_C_ENV  same for a third variant c (same plugin) [unset]
 #   SIZES_B        token counts of variant b's (and c's) benchmark [8192]
 #   SANITIZE_FILTER  Catch2 test spec for memcheck ["[prefill]"]
+#   SANITIZE_ENV   environment assignment for the memcheck run [none]
 #   SANITIZE, PROFILE, BASELINE, REFERENCE: 0 skips memcheck, ncu, the
 #   attention baseline, the MoE reference [1 each]; NCU_ARGS: see below;
 #   BENCH_* pass through.
@@ -70,7 +71,7 @@ san=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 
 if [ -n "$san" ] && [ "${SANITIZE:-1}" = 1 ]; then
   export SEATRT_CUDA_PLUGIN=$dir/plugins/libseatrt_kernels_cuda.so
   SECONDS=0
-  timeout ${SANITIZER_TIMEOUT:-45} "$san" --tool memcheck --leak-check no "$dir/bin/seatrt_cuda_tests" \
+  timeout ${SANITIZER_TIMEOUT:-45} env ${SANITIZE_ENV:-} "$san" --tool memcheck --leak-check no "$dir/bin/seatrt_cuda_tests" \
     "${SANITIZE_FILTER:-[prefill]}" > "$out/memcheck_a.log" 2>&1
   echo "[a] memcheck exit: $? (${SECONDS}s)"; tail -4 "$out/memcheck_a.log"
 fi
