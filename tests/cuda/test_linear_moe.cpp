@@ -226,8 +226,10 @@ struct MoeVariant {
 };
 
 // Every MoE decode variant: the old four-launch path, each gate/up split,
-// 8-warp down blocks, and the automatic choice.
-const char* const kMoeVariants[] = {"old", "s1", "s2", "s4", "s8", "d8", "s1,d8", ""};
+// 8-warp down blocks, the automatic choice, one-instruction scale loads (w)
+// and the cp.async weight stages (a) with each split.
+const char* const kMoeVariants[] = {"old", "s1", "s2", "s4", "s8", "d8", "s1,d8", "", "w", "a",
+                                    "a,s1", "a,s2", "a,s4", "a,s8", "a+d8", "a,w,d4"};
 
 }  // namespace
 
@@ -264,10 +266,11 @@ TEST_CASE("moe decode path: every variant agrees with the CPU provider and is de
   }
 }
 
-// The decode path captured in a graph: the per-chunk arrival counters must
-// be back at zero after each replay (a stale count would skip or repeat the
-// sum), and replays on new inputs must match the CPU provider.
-TEST_CASE("moe decode path replayed from a graph agrees, replay after replay") {
+namespace {
+
+// One moe call captured in a graph, replayed on fresh inputs twice and on
+// the same input a third time, each against the CPU provider.
+void check_moe_graph_replays() {
   const int32_t E = 16;
   const int64_t H = 2816, I = 704, k = 8, T = 4;
   auto [gc, uc, dc, gp, up, dp] = random_nvfp4_experts(E, H, I);
@@ -297,4 +300,18 @@ TEST_CASE("moe decode path replayed from a graph agrees, replay after replay") {
     previous = got;
   }
   a.graph_destroy(cuda().ctx(), g);
+}
+
+}  // namespace
+
+// The decode path captured in a graph: the per-chunk arrival counters must
+// be back at zero after each replay (a stale count would skip or repeat the
+// sum), and replays on new inputs must match the CPU provider.  The default
+// path and the cp.async stages.
+TEST_CASE("moe decode path replayed from a graph agrees, replay after replay") {
+  for (const char* v : {"", "a"}) {
+    INFO("variant '" << v << "'");
+    MoeVariant variant(v);
+    check_moe_graph_replays();
+  }
 }

@@ -225,13 +225,17 @@ int launch_gemv_mma(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t 
 // The MoE decode path (k_moe_decode.cu): two launches, no grouping kernel.
 // `split` (1, 2, 4, 8; else chosen from the expert count) is the warps
 // sharing one gate/up tile's K, `down_warps` (4 or 8) the warps of a down
-// block; `old` keeps the four-launch path of k_linear.cu.  Chosen by
-// launch_moe from SEATRT_MOE_DECODE (a benchmarking and test switch:
-// comma-separated "old", "s1".."s8", "d4"/"d8").
+// block; `old` keeps the four-launch path of k_linear.cu; `wide_scales`
+// loads each row's two group scales with one instruction (see load_raw in
+// k_moe_decode.cu).  Chosen by launch_moe from SEATRT_MOE_DECODE (a
+// benchmarking and test switch: ','- or '+'-separated "old", "s1".."s8",
+// "d4"/"d8", "w" wide scales, "n" narrow, "a" cp.async stages).
 struct MoeDecodeChoice {
   bool old = false;
   int split = 0;
-  int down_warps = 4;
+  int down_warps = 0;  // 0: chosen from the token count
+  bool wide_scales = false;
+  bool async_loads = false;  // "a": weights through shared memory with cp.async
 };
 bool moe_decode_fits(const MoeProblem& p);
 size_t moe_decode_workspace_bytes(const MoeProblem& p);

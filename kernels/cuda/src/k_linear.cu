@@ -243,11 +243,14 @@ MoeDecodeChoice moe_decode_choice() {
   MoeDecodeChoice c;
   const char* v = std::getenv("SEATRT_MOE_DECODE");
   for (const char* p = v; p && *p;) {
-    const char* end = std::strchr(p, ',');
+    const char* end = std::strpbrk(p, ",+");
     const size_t n = end ? static_cast<size_t>(end - p) : std::strlen(p);
     if (n == 3 && std::strncmp(p, "old", 3) == 0) c.old = true;
     if (n == 2 && p[0] == 's' && p[1] >= '1' && p[1] <= '8') c.split = p[1] - '0';
     if (n == 2 && p[0] == 'd' && p[1] >= '1' && p[1] <= '8') c.down_warps = p[1] - '0';
+    if (n == 1 && p[0] == 'w') c.wide_scales = true;
+    if (n == 1 && p[0] == 'n') c.wide_scales = false;
+    if (n == 1 && p[0] == 'a') c.async_loads = true;
     p = end ? end + 1 : nullptr;
   }
   return c;

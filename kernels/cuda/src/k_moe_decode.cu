@@ -47,6 +47,7 @@ struct DecodeArgs {
   int32_t tile_tokens = 8;  // tokens staged per pass (one MMA n-tile)
   int32_t tok_stride = 0;   // staged 32-bit words per token
   int32_t table_bytes = 0;  // shared-memory bytes of the copied tables (16-aligned)
+  int32_t stage_offset = 0; // load mode 2: byte offset of the warps' stage buffers
   __nv_bfloat16* h = nullptr;  // launch 1 output: [A, I] hi plane, lo plane h_lo_offset later
   int64_t h_lo_offset = 0;
   float* y = nullptr;              // launch 2: [A, H] per-assignment rows
@@ -79,6 +80,29 @@ __device__ __forceinline__ uint4 ldg128(const void* p) {
   return v;
 }
 
+// One load instruction for a lane's two group scales of a row: 16 bits (two
+// E4M3) or 32 bits (two BF16), zero-extended, used only when the step is
+// consumed.  Needs the scale rows 4-byte aligned with an even element count
+// (scales_aligned).
+__device__ __forceinline__ uint32_t ldg_u16(const void* p) {
+  uint32_t v;
+  asm volatile("ld.global.nc.u16 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ uint32_t ldg_u32(const void* p) {
+  uint32_t v;
+  asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ bool scales_aligned(const WeightRef& w) {
+  return reinterpret_cast<uintptr_t>(w.scales) % 4 == 0 && w.scale_row_elems % 2 == 0;
+}
+
+// kWide false (version 4 as measured): two byte (or half) loads per row,
+// combined at once -- the combine waits for the loads, so every refill of
+// the ring stalls a full memory latency (seen in the SASS: the PRMT after
+// the scale LDGs waits on their scoreboard).  kWide: one load, no combine.
+template <bool kWide>
 __device__ __forceinline__ void load_raw(const WeightRef& w, int64_t n0, int64_t n, int64_t k0, bool k_ok, int g,
                                          RawStep& L) {
 #pragma unroll
@@ -87,7 +111,11 @@ __device__ __forceinline__ void load_raw(const WeightRef& w, int64_t n0, int64_t
     if (k_ok && row < n) {
       L.q[h] = ldg128(static_cast<const char*>(w.data) + row * w.data_row_bytes + k0 / 2);
       const int64_t i = row * w.scale_row_elems + k0 / 16;
-      if (w.kind == int32_t(WeightKind::Fp4E4m3Scales)) {
+      if (kWide) {
+        L.s[h] = w.kind == int32_t(WeightKind::Fp4E4m3Scales)
+                     ? ldg_u16(static_cast<const uint8_t*>(w.scales) + i)
+                     : ldg_u32(static_cast<const unsigned short*>(w.scales) + i);
+      } else if (w.kind == int32_t(WeightKind::Fp4E4m3Scales)) {
         const uint8_t* p = static_cast<const uint8_t*>(w.scales) + i;
         L.s[h] = uint32_t(__ldg(p)) | (uint32_t(__ldg(p + 1)) << 8);
       } else {
@@ -98,6 +126,75 @@ __device__ __forceinline__ void load_raw(const WeightRef& w, int64_t n0, int64_t
       L.q[h] = make_uint4(0, 0, 0, 0);
       L.s[h] = 0;
     }
+  }
+}
+
+// Load mode 2: weights through shared memory with cp.async, kStages steps in
+// flight per warp.  cp.async.wait_group completes groups in order, so a
+// step waits only for its own bytes (the register ring of modes 0/1 keeps
+// every load on one scoreboard: consuming any step waits for all of them,
+// seen in the SASS).  Each lane copies and later reads only its own bytes
+// (its two 16-byte code chunks and the aligned 4-byte word holding its two
+// group scales per row), so no barrier between lanes is needed.
+__device__ __forceinline__ uint4 lds128(unsigned addr);
+constexpr int kStages = 4;
+constexpr int kStageBytes = 2 * 32 * 16 + 2 * 32 * 4;  // per warp: codes [2][32] x 16 B, scales [2][32] x 4 B
+
+__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, bool ok) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(ok ? 16 : 0) : "memory");
+}
+__device__ __forceinline__ void cp_async4(unsigned dst, const void* src, bool ok) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(ok ? 4 : 0) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ uint32_t lds32(unsigned addr) {
+  uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr));
+  return v;
+}
+// Scale rows 4-byte aligned as load mode 2 copies them.
+__device__ __forceinline__ bool scales_aligned4(const WeightRef& w) {
+  return reinterpret_cast<uintptr_t>(w.scales) % 4 == 0 &&
+         w.scale_row_elems % (w.kind == int32_t(WeightKind::Fp4E4m3Scales) ? 4 : 2) == 0;
+}
+
+// Copies step (k0, rows n0 + g, +8) of `w` into stage buffer `buf` (shared
+// address of this warp's stage) and commits it as one group; rows past n or
+// columns past K are zero-filled (never stale: a stale NaN scale times a
+// zero activation would still poison the sum).  `live` false (past the
+// warp's stream, never read): an empty group, which keeps the count that
+// cp.async.wait_group relies on.
+__device__ __forceinline__ void issue_async(const WeightRef& w, int64_t n0, int64_t n, int64_t k0, bool k_ok, bool live,
+                                            int g, int lane, unsigned buf) {
+  if (live) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t row = n0 + g + 8 * h;
+      const bool in = k_ok && row < n;
+      const char* code = static_cast<const char*>(w.data) + (in ? row * w.data_row_bytes + k0 / 2 : 0);
+      cp_async16(buf + unsigned((h * 32 + lane) * 16), code, in);
+      const int64_t gi = k0 / 16;  // this lane's first group: even
+      const char* sc = static_cast<const char*>(w.scales);
+      if (in)
+        sc += w.kind == int32_t(WeightKind::Fp4E4m3Scales) ? row * w.scale_row_elems + (gi & ~int64_t(3))
+                                                           : 2 * (row * w.scale_row_elems + gi);
+      cp_async4(buf + unsigned(2 * 32 * 16 + (h * 32 + lane) * 4), sc, in);
+    }
+  }
+  cp_async_commit();
+}
+
+// The step in stage buffer `buf` as a RawStep (scales as load_raw gives them).
+__device__ __forceinline__ void read_stage(unsigned buf, int32_t kind, int t, int lane, RawStep& L) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    L.q[h] = lds128(buf + unsigned((h * 32 + lane) * 16));
+    const uint32_t word = lds32(buf + unsigned(2 * 32 * 16 + (h * 32 + lane) * 4));
+    L.s[h] = kind == int32_t(WeightKind::Fp4E4m3Scales) ? (word >> (16 * (t & 1))) & 0xFFFFu : word;
   }
 }
 
@@ -251,8 +348,11 @@ __device__ void sum_chunk(const DecodeArgs& a, const int32_t* ids, int64_t r0, i
 
 // kGlu: launch 1 (gate/up, h out); else launch 2 (down, y and the sum).
 // kPlanes: BF16 planes of the staged activations (3: F32 x split exactly).
-template <bool kGlu, int kPlanes, int kRing>
+// kLoad: 0 the register ring with byte-wise scale loads (version 4 as
+// measured), 1 the ring with one scale load per row, 2 cp.async stages.
+template <bool kGlu, int kPlanes, int kRing, int kLoad>
 __global__ void __launch_bounds__(256, 2) moe_decode_kernel(DecodeArgs a) {
+  constexpr bool kWide = kLoad == 1;
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ int32_t s_ids[kMaxAssign];
   __shared__ int32_t s_list[kMaxAssign];
@@ -330,7 +430,9 @@ __global__ void __launch_bounds__(256, 2) moe_decode_kernel(DecodeArgs a) {
   const WeightRef& w = s_table[e];
   const WeightRef& wu = s_table[kGlu ? E + e : e];
   const int32_t kind = w.kind;
-  const bool fp4 = kind <= int32_t(WeightKind::Fp4Bf16Scales) && wu.kind == kind;
+  const bool fp4 = kind <= int32_t(WeightKind::Fp4Bf16Scales) && wu.kind == kind &&
+                   (!kWide || (scales_aligned(w) && scales_aligned(wu))) &&
+                   (kLoad != 2 || (scales_aligned4(w) && scales_aligned4(wu)));
 
   if (!fp4) {
     generic_rows<kGlu>(a, w, wu, r0, r1, s_list, count);
@@ -351,19 +453,51 @@ __global__ void __launch_bounds__(256, 2) moe_decode_kernel(DecodeArgs a) {
     auto issue = [&](int u, RawStep& L) {
       const bool second = kGlu && u >= ns;
       const int64_t k0 = int64_t(s_begin + (second ? u - ns : u)) * kKStep + 32 * t;
-      load_raw(s_table[second ? E + e : e], n0, a.n, k0, u < total && k0 < a.k, g, L);
+      load_raw<kWide>(s_table[second ? E + e : e], n0, a.n, k0, u < total && k0 < a.k, g, L);
+    };
+    // Load mode 2: step u of the stream into stage u % kStages of this warp.
+    const unsigned stage0 = static_cast<unsigned>(__cvta_generic_to_shared(smem)) + unsigned(a.stage_offset) +
+                            unsigned(warp * kStages * kStageBytes);
+    auto issue_stage = [&](int u) {
+      const bool second = kGlu && u >= ns;
+      const int64_t k0 = int64_t(s_begin + (second ? u - ns : u)) * kKStep + 32 * t;
+      issue_async(s_table[second ? E + e : e], n0, a.n, k0, k0 < a.k, u < total, g, lane,
+                  stage0 + unsigned((u % kStages) * kStageBytes));
     };
     for (int t0 = 0; t0 < count; t0 += a.tile_tokens) {
       const int valid = count - t0 < a.tile_tokens ? count - t0 : a.tile_tokens;
-      RawStep L[kRing];
+      RawStep L[kLoad == 2 ? 1 : kRing];
+      if constexpr (kLoad == 2) {
 #pragma unroll
-      for (int r = 0; r < kRing; ++r) issue(r, L[r]);
+        for (int r = 0; r < kStages - 1; ++r) issue_stage(r);
+      } else {
+#pragma unroll
+        for (int r = 0; r < kRing; ++r) issue(r, L[r]);
+      }
       __syncthreads();  // the previous pass's readers of xs and red are done
       stage_rows<kPlanes>(a, s_list + t0, valid, xs);
       __syncthreads();
       float acc[4] = {0.f, 0.f, 0.f, 0.f}, acc_g[4] = {0.f, 0.f, 0.f, 0.f};
       const unsigned xt = static_cast<unsigned>(__cvta_generic_to_shared(xs)) + 4u * unsigned(g * a.tok_stride);
-      for (int u0 = 0; u0 < total; u0 += kRing) {
+      if constexpr (kLoad == 2) {
+#pragma unroll 1
+        for (int u = 0; u < total; ++u) {
+          issue_stage(u + kStages - 1);
+          cp_async_wait<kStages - 1>();  // step u's group has landed
+          read_stage(stage0 + unsigned((u % kStages) * kStageBytes), kind, t, lane, L[0]);
+          const int64_t k0 = int64_t(s_begin + (kGlu && u >= ns ? u - ns : u)) * kKStep + 32 * t;
+          step_staged<kPlanes>(L[0], kind, xt + 64u * unsigned(k0 / 32), plane_words, g < valid && k0 < a.k, acc);
+          if (kGlu && u == ns - 1) {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+              acc_g[i] = acc[i];
+              acc[i] = 0.f;
+            }
+          }
+        }
+        cp_async_wait<0>();  // the empty tail groups: nothing outstanding across passes
+      }
+      for (int u0 = 0; kLoad != 2 && u0 < total; u0 += kRing) {
 #pragma unroll
         for (int r = 0; r < kRing; ++r) {
           const int u = u0 + r;
@@ -474,10 +608,15 @@ Carved carve(const MoeProblem& p, void* base) {
 }
 
 template <bool kGlu, int kPlanes, int kRing>
-int launch_one(cudaStream_t st, const DecodeArgs& a, dim3 grid, unsigned threads) {
-  const size_t smem = static_cast<size_t>(a.table_bytes) + sizeof(uint32_t) * size_t(a.tile_tokens) * size_t(a.tok_stride) +
-                      (kGlu && a.split > 1 ? sizeof(float) * 8 * threads : 0);
-  auto kernel = moe_decode_kernel<kGlu, kPlanes, kRing>;
+int launch_one(cudaStream_t st, DecodeArgs a, dim3 grid, unsigned threads, int load) {
+  size_t smem = static_cast<size_t>(a.table_bytes) + sizeof(uint32_t) * size_t(a.tile_tokens) * size_t(a.tok_stride) +
+                (kGlu && a.split > 1 ? sizeof(float) * 8 * threads : 0);
+  smem = (smem + 15) / 16 * 16;
+  a.stage_offset = static_cast<int32_t>(smem);
+  if (load == 2) smem += size_t(threads / 32) * kStages * kStageBytes;
+  auto kernel = load == 2   ? moe_decode_kernel<kGlu, kPlanes, kRing, 2>
+                : load == 1 ? moe_decode_kernel<kGlu, kPlanes, kRing, 1>
+                            : moe_decode_kernel<kGlu, kPlanes, kRing, 0>;
   if (smem > 48 * 1024)
     if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)))
       return static_cast<int>(e);
@@ -510,7 +649,8 @@ bool moe_decode_fits(const MoeProblem& p) {
   const size_t table = static_cast<size_t>(2 * p.num_experts) * sizeof(WeightRef);
   const size_t one = sizeof(uint32_t) * size_t(token_stride(3, p.hidden > p.intermediate ? p.hidden : p.intermediate));
   return p.vec && x_ok && p.hidden % 32 == 0 && p.intermediate % 32 == 0 && p.tokens * p.top_k <= kMaxAssign &&
-         p.num_experts <= kMaxExperts && table + one + 8 * 1024 <= kSmemBudget;
+         p.num_experts <= kMaxExperts &&
+         table + one + 8 * 1024 + size_t(kGluWarps) * kStages * kStageBytes <= kSmemBudget;
 }
 
 int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, const MoeDecodeChoice& choice) {
@@ -518,7 +658,10 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
   const int64_t A = p.tokens * p.top_k;
   const unsigned slots = static_cast<unsigned>(A < p.num_experts ? A : p.num_experts);
   const bool f32 = p.x.dtype == SEATRT_DTYPE_F32;
-  const int down_warps = choice.down_warps == 8 ? 8 : 4;
+  // Defaults from the version-4 sweep (NOTES-decode.md): 8-warp down blocks
+  // from 17 tokens on (-3% at 32), else 4.
+  const int down_warps =
+      choice.down_warps == 4 || choice.down_warps == 8 ? choice.down_warps : (p.tokens > 16 ? 8 : 4);
   const int64_t chunk_rows = 16 * down_warps;
 
   DecodeArgs g;
@@ -534,9 +677,12 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
   g.x_div = p.top_k;
   g.act = p.activation;
   // Warps per 16-row tile: more when few experts are in use, so that the
-  // bytes spread over all SMs (batch 1: 8 experts x 44 tiles x 8 warps).
+  // bytes spread over the SMs; the version-4 sweep's best per batch (graph
+  // replay, BF16 and F32 x alike): 4 up to 4 tokens, 2 up to 8, 1 up to 16,
+  // then 2.
   int split = choice.split;
-  if (split != 1 && split != 2 && split != 4 && split != 8) split = slots <= 8 ? 8 : slots <= 32 ? 4 : 2;
+  if (split != 1 && split != 2 && split != 4 && split != 8)
+    split = p.tokens <= 4 ? 4 : p.tokens <= 8 ? 2 : p.tokens <= 16 ? 1 : 2;
   g.split = split;
   g.tok_stride = token_stride(f32 ? 3 : 1, p.hidden);
   g.table_bytes = static_cast<int32_t>(2 * size_t(p.num_experts) * sizeof(WeightRef));
@@ -544,14 +690,16 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
   g.h_lo_offset = A * p.intermediate;
   g.counters = ws.counters;
   g.chunks = static_cast<int32_t>(ceil_div(p.hidden, chunk_rows));
-  const size_t red = split > 1 ? sizeof(float) * 8 * 32 * kGluWarps : 0;
+  const int load = choice.async_loads ? 2 : choice.wide_scales ? 1 : 0;
+  const size_t stages = load == 2 ? size_t(kGluWarps) * kStages * kStageBytes : 0;
+  const size_t red = (split > 1 ? sizeof(float) * 8 * 32 * kGluWarps : 0) + stages + 16;
   int tile = static_cast<int>(p.tokens < 8 ? p.tokens : 8);
   if (f32 && tile > 4) tile = 4;  // three planes: 17 KB per token at H 2816
   while (tile > 1 && size_t(g.table_bytes) + red + sizeof(uint32_t) * size_t(tile) * size_t(g.tok_stride) > kSmemBudget) --tile;
   g.tile_tokens = tile;
   const dim3 grid_g(static_cast<unsigned>(ceil_div(p.intermediate, 16 * kGluWarps / split)), slots);
-  const int e1 = f32 ? launch_one<true, 3, kGluRingF32>(st, g, grid_g, 32 * kGluWarps)
-                     : launch_one<true, 1, kGluRing>(st, g, grid_g, 32 * kGluWarps);
+  const int e1 = f32 ? launch_one<true, 3, kGluRingF32>(st, g, grid_g, 32 * kGluWarps, load)
+                     : launch_one<true, 1, kGluRing>(st, g, grid_g, 32 * kGluWarps, load);
   if (e1) return e1;
 
   DecodeArgs d;
@@ -569,7 +717,9 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
   d.tok_stride = token_stride(2, p.intermediate);
   d.table_bytes = static_cast<int32_t>((size_t(p.num_experts) * sizeof(WeightRef) + 15) / 16 * 16);
   int down_tile = static_cast<int>(p.tokens < 8 ? p.tokens : 8);
-  while (down_tile > 1 && size_t(d.table_bytes) + sizeof(uint32_t) * size_t(down_tile) * size_t(d.tok_stride) > kSmemBudget)
+  const size_t down_stages = load == 2 ? size_t(down_warps) * kStages * kStageBytes + 16 : 0;
+  while (down_tile > 1 &&
+         size_t(d.table_bytes) + down_stages + sizeof(uint32_t) * size_t(down_tile) * size_t(d.tok_stride) > kSmemBudget)
     --down_tile;
   d.tile_tokens = down_tile;
   d.y = ws.y;
@@ -578,7 +728,7 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
   d.chunks = g.chunks;
   d.out = p.out;
   const dim3 grid_d(static_cast<unsigned>(g.chunks), slots);
-  return launch_one<false, 2, kDownRing>(st, d, grid_d, static_cast<unsigned>(32 * down_warps));
+  return launch_one<false, 2, kDownRing>(st, d, grid_d, static_cast<unsigned>(32 * down_warps), load);
 }
 
 }  // namespace seatrt::cuda
