@@ -50,24 +50,22 @@ inline bool mma_fits(bool tc_fast_all, bool x_vec, bool w_vec, int64_t k) {
 namespace {
 
 // Which core the prefill GEMMs take, from SEATRT_PREFILL_GEMM (read once):
-//   unset or "tc": gemm_tc.cuh (the default: device run 3 measured this core
-//       as fast as the old one on the linears and 15% slower on the MoE, see
-//       NOTES-prefill.md);
+//   unset or "wgmma": the linear on the wgmma core of gemm_wgmma.cuh, the MoE
+//       on gemm_tc.cuh (the default since device run 4, 2026-11-30 22:12 UTC:
+//       every [gemm] case passed, memcheck clean, the 30 layers' linears at
+//       8k 253 TFLOP/s against gemm_tc's 194; NOTES-prefill.md);
+//   "tc":      gemm_tc.cuh for both;
 //   "mma":     this core (linear 256 x 128, MoE 128 x 128);
 //   "mma128":  this core, the linear on the 128 x 128 configuration;
-//   "mma256n": this core, the linear on 128 x 256 (x rows x weight rows:
-//       half the activation bytes per MMA; not yet run on a device);
-//   "wgmma":   the linear on the wgmma core of gemm_wgmma.cuh (not yet run
-//       on a device), the MoE on gemm_tc.cuh.
+//   "mma256n": this core, the linear on 128 x 256 (x rows x weight rows).
 enum class MmaChoice { OldCore, Mma, Linear128, Linear256n, Wgmma };
 inline MmaChoice mma_choice() {
   static const MmaChoice c = [] {
     const char* v = std::getenv("SEATRT_PREFILL_GEMM");
-    if (!v) return MmaChoice::OldCore;
+    if (!v || std::strcmp(v, "wgmma") == 0) return MmaChoice::Wgmma;
     if (std::strcmp(v, "mma") == 0) return MmaChoice::Mma;
     if (std::strcmp(v, "mma128") == 0) return MmaChoice::Linear128;
     if (std::strcmp(v, "mma256n") == 0) return MmaChoice::Linear256n;
-    if (std::strcmp(v, "wgmma") == 0) return MmaChoice::Wgmma;
     return MmaChoice::OldCore;
   }();
   return c;

@@ -1,9 +1,9 @@
 // Large-M linear (prefill) on the tensor cores, in plain-linear mode (rows
-// 0..M-1 of x in, the same rows of out): the 128x128-tile core of
-// gemm_tc.cuh, or, with SEATRT_PREFILL_GEMM=mma* / wgmma and where they fit
-// (FP4 weights with 16-byte rows, x with 16-byte rows, K % 64 == 0: all of
-// Gemma-4's shapes), the mma.sync core of gemm_mma.cuh / the wgmma core of
-// gemm_wgmma.cuh.  Used for BF16 activations only, so no rounding of the
+// 0..M-1 of x in, the same rows of out): where it fits (FP4 weights with
+// 16-byte rows, x with 16-byte rows, K % 64 == 0: all of Gemma-4's shapes)
+// the wgmma core of gemm_wgmma.cuh (or, with SEATRT_PREFILL_GEMM=mma*, the
+// mma.sync core of gemm_mma.cuh), else the 128x128-tile core of gemm_tc.cuh
+// (SEATRT_PREFILL_GEMM=tc: always).  Used for BF16 activations only, so no rounding of the
 // inputs happens here; the weight decode to BF16 is exact and the global
 // divisor is applied once per output in fp32.  NOTES-prefill.md has the
 // design and the measured throughput.
