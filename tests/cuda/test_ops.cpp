@@ -59,10 +59,12 @@ TEST_CASE("embedding, rms_norm, glu, gather_rows agree") {
   ok(cpu().api().embedding(cpu().ctx(), cpu().stream(), &ep), "cpu embedding");
   CHECK(compare(emb) <= 1e-6);
 
-  // 160 and 2816: rows held in registers; 5000 (> 256 threads x 16): the
-  // multi-pass loop kernel.
-  for (int64_t n : {160, 2816, 5000}) {
-    Pair x = both_random(dt, {6, n}, 3.0f), w = both_random(dt, {n}), out = both_empty(dt, {6, n});
+  // 64, 256 and 512: head-sized rows, one warp per row (37 rows: a partial
+  // last block of 8); 160 and 2816: rows held in registers; 5000 (> 256
+  // threads x 16): the multi-pass loop kernel.
+  for (int64_t n : {64, 256, 512, 160, 2816, 5000}) {
+    INFO("cols " << n);
+    Pair x = both_random(dt, {37, n}, 3.0f), w = both_random(dt, {n}), out = both_empty(dt, {37, n});
     seatrt_rms_norm_args rc{sizeof(seatrt_rms_norm_args), &x.cuda, &w.cuda, 1e-6f, &out.cuda};
     seatrt_rms_norm_args rp{sizeof(seatrt_rms_norm_args), &x.cpu, &w.cpu, 1e-6f, &out.cpu};
     ok(cuda().api().rms_norm(cuda().ctx(), cuda().stream(), &rc), "cuda rms_norm");
