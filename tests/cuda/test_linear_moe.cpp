@@ -62,6 +62,26 @@ TEST_CASE("NVFP4 linear, decode kernel: model K values, M = 1..32, N tails, both
   }
 }
 
+// The opt-in raw-scale loads of the decode kernel (SEATRT_LINEAR_DECODE=raw)
+// at the model's K values, every n-tile count, both layouts and x dtypes.
+TEST_CASE("NVFP4 linear, decode kernel with raw scale loads (SEATRT_LINEAR_DECODE=raw)") {
+  setenv("SEATRT_LINEAR_DECODE", "raw", 1);
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{264, 704}, {40, 2816}, {264, 4096}, {40, 8192}}) {
+    const HostNvfp4 h = random_nvfp4(n, k);
+    const seatrt_linear_weight wp = nvfp4_weight(cpu(), h, false);
+    for (bool tiled : {false, true}) {
+      const seatrt_linear_weight wc = nvfp4_weight(cuda(), h, tiled);
+      for (int64_t m : {1, 3, 16, 32}) {
+        for (int32_t xdt : {SEATRT_DTYPE_BF16, SEATRT_DTYPE_F32}) {
+          INFO("N " << n << " K " << k << " M " << m << " x dtype " << xdt << " tiled " << tiled);
+          CHECK(run_linear(wc, wp, m, xdt, SEATRT_DTYPE_F32) <= 1e-4);
+        }
+      }
+    }
+  }
+  unsetenv("SEATRT_LINEAR_DECODE");
+}
+
 TEST_CASE("SM90_TILED weights give the CT result exactly (up to fp32 rounding)") {
   const HostNvfp4 h = random_nvfp4(256, 2816);
   const seatrt_linear_weight wc = nvfp4_weight(cuda(), h, true), wp = nvfp4_weight(cpu(), h, false);

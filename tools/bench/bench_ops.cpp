@@ -16,7 +16,9 @@
 //   SEATRT_BENCH_MOE_VARIANTS=old,,s2  times the MoE once per listed value of
 //     the provider's SEATRT_MOE_DECODE switch ("" = its default), for BF16
 //     x and the F32 x the model passes;
-//   SEATRT_BENCH_PARTS=moe  times only the MoE.
+//   SEATRT_BENCH_LINEAR_VARIANTS=,raw  times the non-expert Linears once per
+//     listed value of the provider's SEATRT_LINEAR_DECODE switch;
+//   SEATRT_BENCH_PARTS=moe (or linears, or linears,moe)  times only those.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -289,12 +291,29 @@ int main(int argc, char** argv) {
         }
       };
       struct Part { std::string name; std::function<void()> step; double bytes; };
-      const bool moe_only = std::getenv("SEATRT_BENCH_PARTS") && std::string(std::getenv("SEATRT_BENCH_PARTS")) == "moe";
+      const std::string only = std::getenv("SEATRT_BENCH_PARTS") ? std::getenv("SEATRT_BENCH_PARTS") : "";
+      const bool want_linears = only.empty() || only.find("linears") != std::string::npos;
+      const bool want_moe = only.empty() || only.find("moe") != std::string::npos;
+      const bool moe_only = !only.empty();  // LM head and attention only in the full run
       std::vector<Part> parts;
-      if (!moe_only) parts.push_back({"attn+dense MLP linears (30 layers)", dense_step, static_cast<double>(dense_bytes)});
-      parts.push_back({"MoE experts (30 layers)", [&] { unsetenv("SEATRT_MOE_DECODE"); moe_step(); },
-                       distinct * layers * per_expert});
-      if (const char* variants = std::getenv("SEATRT_BENCH_MOE_VARIANTS")) {
+      if (want_linears)
+        parts.push_back({"attn+dense MLP linears (30 layers)", [&] { unsetenv("SEATRT_LINEAR_DECODE"); dense_step(); },
+                         static_cast<double>(dense_bytes)});
+      if (const char* variants = std::getenv("SEATRT_BENCH_LINEAR_VARIANTS"); variants && want_linears) {
+        std::string list = variants;
+        for (size_t at = 0;;) {
+          const size_t comma = list.find(',', at);
+          const std::string v = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+          parts.push_back({"linears [" + v + "]", [&, v] { setenv("SEATRT_LINEAR_DECODE", v.c_str(), 1); dense_step(); },
+                           static_cast<double>(dense_bytes)});
+          if (comma == std::string::npos) break;
+          at = comma + 1;
+        }
+      }
+      if (want_moe)
+        parts.push_back({"MoE experts (30 layers)", [&] { unsetenv("SEATRT_MOE_DECODE"); moe_step(); },
+                         distinct * layers * per_expert});
+      if (const char* variants = std::getenv("SEATRT_BENCH_MOE_VARIANTS"); variants && want_moe) {
         // One MoE part per (switch value, x dtype); setenv before each timing.
         std::string list = variants;
         for (size_t at = 0;;) {

@@ -50,6 +50,9 @@ struct GemvArgs {
   int64_t x_lo_offset = 0;
   int64_t out_lo_offset = 0;
   GemvGroups groups;
+  // Tensor-core kernel, plain NVFP4 Linear: raw group scales converted when
+  // consumed (opt-in: SEATRT_LINEAR_DECODE=raw, see load_step_raw).
+  bool raw_scales = false;
 };
 
 __device__ __forceinline__ float e4m3_to_float(uint8_t b) {

@@ -168,7 +168,9 @@ __device__ __forceinline__ void pdl_wait(bool& waited) {
 
 // The block's output tile: 16 rows x up to 8*kNt tokens.  A GLU block's warps
 // are two halves, gate then up, each splitting K on its own.
-template <int kNt, bool kGlu, int kX, bool kDense>
+// kRaw (opt-in, SEATRT_LINEAR_DECODE=raw, plain NVFP4 Linears only): the
+// group scales are loaded raw and converted when consumed (load_step_raw).
+template <int kNt, bool kGlu, int kX, bool kDense, bool kRaw = false>
 __global__ void __launch_bounds__(kMaxWarps * 32, (kNt <= 2 && kX == kXBf16 && !kGlu && !kDense) || (kNt == 1 && kX != kXF32 && !kDense) ? 2 : 1) gemv_mma_kernel(GemvArgs a) {
   // Steps of loads in flight per lane.  More costs registers (the compiler
   // also hoists the x loads of every step in flight); 3 keeps one-n-tile
@@ -238,7 +240,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (kNt <= 2 && kX == kXBf16 && !
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const int64_t k0 = (s_begin + u) * kKStep + 32 * t;
-        load_step(mw, n0, a.n, k0, s_begin + u < s_end && k0 < a.k, g, L[u]);
+        if constexpr (kRaw && !kDense) load_step_raw(mw, n0, a.n, k0, s_begin + u < s_end && k0 < a.k, g, L[u]);
+        else load_step(mw, n0, a.n, k0, s_begin + u < s_end && k0 < a.k, g, L[u]);
       }
       pdl_wait(waited);
       for (int64_t s0 = s_begin; s0 < s_end; s0 += kUnroll) {
@@ -247,9 +250,13 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (kNt <= 2 && kX == kXBf16 && !
           const int64_t s = s0 + u;
           if (s >= s_end) break;
           const int64_t k0 = s * kKStep + 32 * t;
+          if constexpr (kRaw && !kDense) finish_scales(L[u], mw.kind);
           step_mma<kNt, kX, kDense, true>(L[u], a.x, a.x_lo_offset, xrow, ntv, k0, k0 < a.k, acc);
           const int64_t kn = k0 + int64_t(kUnroll) * kKStep;
-          if (s + kUnroll < s_end) load_step(mw, n0, a.n, kn, kn < a.k, g, L[u]);
+          if (s + kUnroll < s_end) {
+            if constexpr (kRaw && !kDense) load_step_raw(mw, n0, a.n, kn, kn < a.k, g, L[u]);
+            else load_step(mw, n0, a.n, kn, kn < a.k, g, L[u]);
+          }
         }
       }
     } else {
@@ -260,7 +267,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (kNt <= 2 && kX == kXBf16 && !
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
           const int64_t k0 = (s0 + u) * kKStep + 32 * t;
-          load_step(mw, n0, a.n, k0, s0 + u < s_end && k0 < a.k, g, L[u]);
+          if constexpr (kRaw && !kDense) load_step_raw(mw, n0, a.n, k0, s0 + u < s_end && k0 < a.k, g, L[u]);
+          else load_step(mw, n0, a.n, k0, s0 + u < s_end && k0 < a.k, g, L[u]);
         }
         pdl_wait(waited);
 #pragma unroll
@@ -268,6 +276,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (kNt <= 2 && kX == kXBf16 && !
           const int64_t s = s0 + u;
           if (s >= s_end) break;
           const int64_t k0 = s * kKStep + 32 * t;
+          if constexpr (kRaw && !kDense) finish_scales(L[u], mw.kind);
           step_mma<kNt, kX, kDense, false>(L[u], a.x, a.x_lo_offset, xrow, ntv, k0, k0 < a.k, acc);
         }
       }
@@ -300,7 +309,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (kNt <= 2 && kX == kXBf16 && !
   pdl_wait(waited);  // no tokens: still release the dependents and order with them
 }
 
-template <int kNt, bool kGlu, int kX, bool kDense>
+template <int kNt, bool kGlu, int kX, bool kDense, bool kRaw = false>
 int launch_nt(cudaStream_t st, const GemvArgs& a, unsigned slots) {
   const int64_t steps = ceil_div(a.k, kKStep);
   // About two steps per warp: enough loads in flight, few idle warps.  A
@@ -319,14 +328,14 @@ int launch_nt(cudaStream_t st, const GemvArgs& a, unsigned slots) {
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  return static_cast<int>(cudaLaunchKernelEx(&cfg, gemv_mma_kernel<kNt, kGlu, kX, kDense>, a));
+  return static_cast<int>(cudaLaunchKernelEx(&cfg, gemv_mma_kernel<kNt, kGlu, kX, kDense, kRaw>, a));
 }
 
-template <bool kGlu, int kX, bool kDense>
+template <bool kGlu, int kX, bool kDense, bool kRaw = false>
 int launch_rows(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_rows) {
-  if (max_rows <= 8) return launch_nt<1, kGlu, kX, kDense>(st, a, slots);
-  if (max_rows <= 16) return launch_nt<2, kGlu, kX, kDense>(st, a, slots);
-  return launch_nt<4, kGlu, kX, kDense>(st, a, slots);
+  if (max_rows <= 8) return launch_nt<1, kGlu, kX, kDense, kRaw>(st, a, slots);
+  if (max_rows <= 16) return launch_nt<2, kGlu, kX, kDense, kRaw>(st, a, slots);
+  return launch_nt<4, kGlu, kX, kDense, kRaw>(st, a, slots);
 }
 
 }  // namespace
@@ -348,6 +357,10 @@ int launch_gemv_mma(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t 
     return launch_rows<true, kXBf16, false>(st, a, slots, max_rows);
   }
   if (a.x_lo_offset) return launch_rows<false, kXBf16Pair, false>(st, a, slots, max_rows);
+  if (a.raw_scales) {
+    if (a.x.dtype == SEATRT_DTYPE_F32) return launch_rows<false, kXF32, false, true>(st, a, slots, max_rows);
+    return launch_rows<false, kXBf16, false, true>(st, a, slots, max_rows);
+  }
   if (a.x.dtype == SEATRT_DTYPE_F32) return launch_rows<false, kXF32, false>(st, a, slots, max_rows);
   return launch_rows<false, kXBf16, false>(st, a, slots, max_rows);
 }

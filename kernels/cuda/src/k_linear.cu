@@ -287,6 +287,12 @@ int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
   if (dense_small_n_fits(w, p)) return launch_dense_small_n(s, w, p);
   const bool fp4 = w.kind <= int32_t(WeightKind::Fp4Bf16Scales);
   const bool bf16 = w.kind == int32_t(WeightKind::DenseBf16) && p.x.rows >= 2;
+  if (fp4) {
+    // Opt-in, not yet the default (a benchmarking and test switch, read at
+    // each call): raw group scales (gemv.cuh).
+    const char* v = std::getenv("SEATRT_LINEAR_DECODE");
+    a.raw_scales = v && std::strcmp(v, "raw") == 0;
+  }
   if ((fp4 || bf16) && gemv_mma_fits(a)) return launch_gemv_mma(cudaStream_t(s), a, 1, p.x.rows);
   return launch_gemv(cudaStream_t(s), a, 1, p.x.rows);
 }

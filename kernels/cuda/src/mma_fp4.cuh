@@ -155,5 +155,49 @@ __device__ __forceinline__ uint32_t pack_split(float& lo, float& hi) {
   return *reinterpret_cast<const uint32_t*>(&p);
 }
 
+// load_step with the group scales left raw (one E4M3 byte or BF16 per
+// register): finish_scales converts them when the step is consumed, so no
+// instruction waits on the scale loads at issue time.  (load_step converts
+// right after its byte loads, and the SASS shows that conversion waiting on
+// them: the next step's loads are issued only a memory latency later.)
+__device__ __forceinline__ void load_step_raw(const WeightRef& w, int64_t n0, int64_t n, int64_t k0, bool k_ok,
+                                              int g, StepLoad<false>& L) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int64_t row = n0 + g + 8 * h;
+    if (k_ok && row < n) {
+      L.q[h] = __ldg(reinterpret_cast<const uint4*>(static_cast<const char*>(w.data) + row * w.data_row_bytes + k0 / 2));
+      const int64_t i = row * w.scale_row_elems + k0 / 16;
+      if (w.kind == int32_t(WeightKind::Fp4E4m3Scales)) {
+        const uint8_t* p = static_cast<const uint8_t*>(w.scales) + i;
+        L.s[h][0] = __ldg(p);
+        L.s[h][1] = __ldg(p + 1);
+      } else {
+        const unsigned short* p = static_cast<const unsigned short*>(w.scales) + i;
+        L.s[h][0] = __ldg(p);
+        L.s[h][1] = __ldg(p + 1);
+      }
+    } else {
+      L.q[h] = make_uint4(0, 0, 0, 0);
+      L.s[h][0] = L.s[h][1] = 0;
+    }
+  }
+}
+
+// The raw scales of load_step_raw as load_step leaves them (BF16 pairs of
+// scale * 2^100).
+__device__ __forceinline__ void finish_scales(StepLoad<false>& L, int32_t kind) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const float f = kind == int32_t(WeightKind::Fp4E4m3Scales) ? e4m3_to_float(static_cast<uint8_t>(L.s[h][j]))
+                                                                 : __uint_as_float(L.s[h][j] << 16);
+      const __nv_bfloat162 v = __floats2bfloat162_rn(f * kScaleUp, f * kScaleUp);
+      L.s[h][j] = *reinterpret_cast<const uint32_t*>(&v);
+    }
+  }
+}
+
 }  // namespace mma_fp4
 }  // namespace seatrt::cuda
