@@ -2,9 +2,11 @@
 // tensor-core linear (BF16 activations, M > 64) and the grouped tensor-core
 // MoE (T >= 64 BF16 tokens), at M/T in {65, 300, 2048}, ragged N and K, and
 // uneven expert loads (experts with no token, one with most).  The [gemm]
-// cases run on whichever GEMM core SEATRT_PREFILL_GEMM selects (the wmma
-// core of gemm_tc.cuh by default, the mma.sync core of gemm_mma.cuh with
-// "mma*" where K % 64 == 0); the device script runs them under each.
+// cases run on whichever GEMM core SEATRT_PREFILL_GEMM selects (the wgmma
+// core of gemm_wgmma.cuh by default for the linear and both MoE GEMMs where
+// K % 64 == 0, the wmma core of gemm_tc.cuh with "tc" and for the other
+// shapes, the mma.sync core of gemm_mma.cuh with "mma*"); the device script
+// runs them under each.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -155,4 +157,17 @@ TEST_CASE("prefill: grouped MoE at the model's expert shapes (H 2816, I 704, top
   const Experts ex(16, H, I);
   const auto [err, got] = moe_error(ex, 80, H, k, false, SEATRT_DTYPE_F32);
   CHECK(err <= 1e-2);
+}
+
+TEST_CASE("prefill: grouped MoE at the model's shapes, skewed: idle experts, a split hot expert", "[prefill][gemm]") {
+  // 32 experts, only 0-15 used; expert 3 in ~95% of the 144 tokens: a full
+  // 128-row tile and one of a few rows; the others ~60 rows each (one
+  // partial tile).  Gate/up: 6 column blocks of 128 outputs, the last half
+  // empty (I 704); down: 11 blocks of 256 (H 2816), K 704 = 11 steps.
+  const int64_t H = 2816, I = 704, k = 8;
+  const Experts ex(32, H, I);
+  const auto [err, got] = moe_error(ex, 144, H, k, true, SEATRT_DTYPE_F32);
+  CHECK(err <= 1e-2);
+  const auto [err_bf16, got_bf16] = moe_error(ex, 144, H, k, true, SEATRT_DTYPE_BF16);
+  CHECK(err_bf16 <= 1e-2);
 }

@@ -35,6 +35,13 @@ using namespace seatrt_bench;
 
 std::mt19937_64 g_rng(12345);
 
+// A switch from the environment: set and not "0" (the device script passes
+// BENCH_MOE_REFERENCE=0 to turn the reference off).
+bool env_on(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::strcmp(v, "0") != 0;
+}
+
 // An NVFP4 weight: random codes, E4M3 scales in [0.125, 15], global 1000.
 // Bytes come from two random pools at random offsets (fast set-up).
 seatrt_linear_weight nvfp4(int64_t out, int64_t in) {
@@ -187,7 +194,7 @@ int main(int argc, char** argv) {
             }
         }, 1, 3);
         report("attn+dense MLP linears (30 layers)", t, flop);
-        if (std::getenv("BENCH_LINEAR_SHAPES")) {
+        if (env_on("BENCH_LINEAR_SHAPES")) {
           // Each distinct Linear shape alone (N x K at T rows), 10 calls per
           // timing, median of 3: the GEMM core's rate without the mix.
           const std::vector<seatrt_linear_weight>& s5 = distinct[0].lin;
@@ -232,7 +239,7 @@ int main(int argc, char** argv) {
           }
         }, 1, 3);
         report("MoE experts, 128 x top-8 (30 layers)", tm, moe_flop);
-        if (std::getenv("BENCH_MOE_REFERENCE")) {
+        if (env_on("BENCH_MOE_REFERENCE")) {
           // The same GEMM shapes on the plain linear path (contiguous rows, one
           // weight): what the grouped kernels would reach without grouping.
           static const seatrt_linear_weight gu = nvfp4(2 * kI, kH), dn = nvfp4(kH, kI);
@@ -258,7 +265,7 @@ int main(int argc, char** argv) {
         K->free_memory(C, wd);
       }
 
-      if (!std::getenv("BENCH_SKIP_ATTENTION")) {  // Attention: one sequence of T tokens, its whole KV in an fp8 cache.
+      if (!env_on("BENCH_SKIP_ATTENTION")) {  // Attention: one sequence of T tokens, its whole KV in an fp8 cache.
         const int64_t bsz = 16, blocks = (T + bsz - 1) / bsz;
         std::vector<int32_t> table(static_cast<size_t>(blocks));
         for (int64_t i = 0; i < blocks; ++i) table[static_cast<size_t>(i)] = static_cast<int32_t>(i);
@@ -310,7 +317,7 @@ int main(int argc, char** argv) {
           const std::string name = kind == 0 ? "attention, sliding 1024, hd 256, fp8 KV (25 layers)"
                                              : "attention, full causal, hd 512, fp8 KV (5 layers)";
           report(name.c_str(), t1 * n_layers, flop * n_layers);
-          if (T <= 8192 && std::getenv("BENCH_BASELINE_ATTENTION")) {
+          if (T <= 8192 && env_on("BENCH_BASELINE_ATTENTION")) {
             // The CUDA-core kernel, which the provider keeps for decode-shaped
             // batches (chosen by the max_query_len hint), for comparison.
             seatrt_attention_args base = aa;

@@ -1,7 +1,9 @@
-// A third prefill GEMM core, for the plain linear only, on Hopper's
-// asynchronous warpgroup MMA (wgmma.mma_async m64n256k16, BF16 in, fp32
-// accumulate), opt-in with SEATRT_PREFILL_GEMM=wgmma: NOT YET RUN ON A
-// DEVICE (written after device run 3, see NOTES-prefill.md).
+// A third prefill GEMM core on Hopper's asynchronous warpgroup MMA
+// (wgmma.mma_async m64n256k16, BF16 in, fp32 accumulate).  It serves the
+// same three modes as gemm_tc.cuh through the same TcParams: the plain
+// linear (the default since device run 4), and the grouped MoE's gate/up
+// (GLU) and down GEMMs (run 5, NOTES-prefill.md), for the common case only:
+// every weight FP4 with 16-byte rows, x with 16-byte rows, K % 64 == 0.
 //
 // Why: the mma.sync core of gemm_mma.cuh is latency-bound at 8 warps per SM
 // (every warp waits for its own ldmatrix, decode and barrier).  wgmma reads
@@ -23,6 +25,18 @@
 // iteration overwrites what they read).
 // The decode is gemm_tc.cuh's (exact); the global divisor is applied in fp32
 // in the epilogue.
+//
+// MoE modes (the block's 128 x-rows are one TcTile of the grouping kernel:
+// one expert, <= 128 rows of the expert-sorted assignment list):
+//  - gate/up: x row = sorted assignment / top_k (gathered through the row
+//    pointers, as gemm_tc); the 256 weight rows are 128 gate rows and the
+//    same 128 up rows, so accumulator columns j and j + 128 of a thread are
+//    gate and up of the same output: act(gate) * up in registers, BF16 h
+//    rows in sorted order;
+//  - down: x = h rows in sorted order; output row = the assignment id, times
+//    its router weight, fp32.
+// No atomics: every output is written by one thread, so runs are
+// bit-identical.
 #pragma once
 
 #include "gemm_mma.cuh"
@@ -99,7 +113,11 @@ __device__ __forceinline__ void wgmma_m64n256k16(float* d, uint64_t desc_a, uint
 
 }  // namespace wg
 
+// kMode: TcMode::Linear, MoeGateUp or MoeDown (compile-time: the GLU
+// epilogue and the gate/up weight rows differ).
+template <int kMode>
 __global__ void __launch_bounds__(wg::kThreads, 1) gemm_wgmma_kernel(TcParams p) {
+  constexpr bool kGlu = kMode == int(TcMode::MoeGateUp), kDown = kMode == int(TcMode::MoeDown);
   using namespace wg;
   extern __shared__ __align__(1024) unsigned char wg_dyn[];
   __shared__ const __nv_bfloat16* arows[kBM];
@@ -112,29 +130,41 @@ __global__ void __launch_bounds__(wg::kThreads, 1) gemm_wgmma_kernel(TcParams p)
   unsigned char* const sr = gbase + kStages * kATile + 2 * kBTile;  // kStages raw stages
 
   TcJob job;
-  job.w = p.w;
-  job.m0 = int64_t(blockIdx.y) * kBM;
-  const int64_t left = p.x.rows - job.m0;
-  if (left <= 0) return;
-  job.rows = static_cast<int32_t>(left < kBM ? left : kBM);
+  if constexpr (kMode == int(TcMode::Linear)) {
+    job.w = p.w;
+    job.m0 = int64_t(blockIdx.y) * kBM;
+    const int64_t left = p.x.rows - job.m0;
+    if (left <= 0) return;
+    job.rows = static_cast<int32_t>(left < kBM ? left : kBM);
+  } else {
+    if (int(blockIdx.y) >= *p.num_tiles) return;  // the grid is sized for the most tiles possible
+    const TcTile tile = p.tiles[blockIdx.y];
+    job.w = p.table[tile.expert];
+    if (kGlu) job.w_up = p.table_up[tile.expert];
+    job.m0 = tile.first;
+    job.rows = tile.rows;
+  }
   const int t = threadIdx.x, wgi = t >> 7, warp = (t >> 5) & 3, lane = t & 31;
-  const int64_t n0 = int64_t(blockIdx.x) * kBN;
+  // First output column of the block (GLU: 128 outputs, each a gate and an up row).
+  const int64_t n0 = int64_t(blockIdx.x) * (kGlu ? kBN / 2 : kBN);
   for (int r = t; r < kBM; r += kThreads) arows[r] = tc_a_row(p, job, r);
 
-  // Decode units (as gemm_mma.cuh): unit u = t + v * kThreads is weight row
-  // u / 2, columns (u % 2) * 32 .. +31 of each step.
+  // Decode units (as gemm_mma.cuh): unit u = t + v * kThreads is weight tile
+  // row u / 2, columns (u % 2) * 32 .. +31 of each step (GLU: tile rows
+  // 0-127 are gate rows n0.., 128-255 the up rows n0..).
   const unsigned char* uq[kUnits];
   const char* us[kUnits];
   bool uok[kUnits], ue4m3[kUnits];
 #pragma unroll
   for (int v = 0; v < kUnits; ++v) {
-    const int u = t + v * kThreads;
-    const int64_t row = n0 + (u >> 1);
+    const int u = t + v * kThreads, br = u >> 1;
+    const WeightRef& w = (kGlu && br >= kBN / 2) ? job.w_up : job.w;
+    const int64_t row = n0 + (kGlu ? br % (kBN / 2) : br);
     uok[v] = row < p.n;
-    ue4m3[v] = job.w.kind == int32_t(WeightKind::Fp4E4m3Scales);
+    ue4m3[v] = w.kind == int32_t(WeightKind::Fp4E4m3Scales);
     const int64_t rr = uok[v] ? row : 0;
-    uq[v] = static_cast<const unsigned char*>(job.w.data) + rr * job.w.data_row_bytes + (u & 1) * 16;
-    us[v] = static_cast<const char*>(job.w.scales) + rr * job.w.scale_row_elems * (ue4m3[v] ? 1 : 2);
+    uq[v] = static_cast<const unsigned char*>(w.data) + rr * w.data_row_bytes + (u & 1) * 16;
+    us[v] = static_cast<const char*>(w.scales) + rr * w.scale_row_elems * (ue4m3[v] ? 1 : 2);
   }
   __syncthreads();  // arows
 
@@ -224,29 +254,70 @@ __global__ void __launch_bounds__(wg::kThreads, 1) gemm_wgmma_kernel(TcParams p)
   // Epilogue: accumulator i of a thread is row 16 * warp + g (+8 for i % 4
   // >= 2) of its warpgroup's 64, column 8 * (i / 4) + 2 * tq + i % 2.
   const int g = lane >> 2, tq = lane & 3;
-  const float div = job.w.global_divisor;
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
     const int r = wgi * 64 + warp * 16 + g + hh * 8;
     if (r >= job.rows) continue;
-    const int64_t row = job.m0 + r;
+    int64_t row = job.m0 + r;
+    if constexpr (kGlu) {
+      // Columns j*8.. (j < 16) are gate, (j + 16)*8.. the up rows of the same outputs.
+      const float gdiv = job.w.global_divisor, udiv = job.w_up.global_divisor;
 #pragma unroll
-    for (int j = 0; j < 32; ++j)
-      mma::store2(p.out, p.n, row, n0 + j * 8 + 2 * tq, acc[4 * j + 2 * hh] / div, acc[4 * j + 2 * hh + 1] / div);
+      for (int j = 0; j < 16; ++j) {
+        const float* ga = &acc[4 * j + 2 * hh];
+        const float* ua = &acc[4 * (j + 16) + 2 * hh];
+        const float v0 = activation(p.act, ga[0] / gdiv) * (ua[0] / udiv);
+        const float v1 = activation(p.act, ga[1] / gdiv) * (ua[1] / udiv);
+        mma::store2(p.out, p.n, row, n0 + j * 8 + 2 * tq, v0, v1);
+      }
+    } else {
+      float scale = 1.0f;
+      if constexpr (kDown) {
+        row = p.sorted[row];
+        scale = p.row_weight[row];
+      }
+      const float div = job.w.global_divisor;
+#pragma unroll
+      for (int j = 0; j < 32; ++j)
+        mma::store2(p.out, p.n, row, n0 + j * 8 + 2 * tq, acc[4 * j + 2 * hh] / div * scale,
+                    acc[4 * j + 2 * hh + 1] / div * scale);
+    }
   }
 }
 
-int launch_gemm_wgmma(cudaStream_t st, const TcParams& p) {
+// Launches gemm_wgmma_kernel<kMode> on `grid` with its dynamic shared memory
+// (the opt-in above 48 KiB is set once per instantiation and file: internal
+// linkage).
+template <int kMode>
+int launch_gemm_wgmma_grid(cudaStream_t st, dim3 grid, const TcParams& p) {
   static bool opted_in = false;
   if (!opted_in) {
-    if (cudaError_t e = cudaFuncSetAttribute(gemm_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, wg::kSmem))
+    if (cudaError_t e =
+            cudaFuncSetAttribute(gemm_wgmma_kernel<kMode>, cudaFuncAttributeMaxDynamicSharedMemorySize, wg::kSmem))
       return static_cast<int>(e);
     opted_in = true;
   }
-  const dim3 grid(static_cast<unsigned>(ceil_div(p.n, wg::kBN)), static_cast<unsigned>(ceil_div(p.x.rows, wg::kBM)));
-  gemm_wgmma_kernel<<<grid, wg::kThreads, wg::kSmem, st>>>(p);
+  gemm_wgmma_kernel<kMode><<<grid, wg::kThreads, wg::kSmem, st>>>(p);
   return last_error();
 }
+
+// Plain linear: x rows 0..M-1, out rows the same.
+inline int launch_gemm_wgmma(cudaStream_t st, const TcParams& p) {
+  const dim3 grid(static_cast<unsigned>(ceil_div(p.n, wg::kBN)), static_cast<unsigned>(ceil_div(p.x.rows, wg::kBM)));
+  return launch_gemm_wgmma_grid<int(TcMode::Linear)>(st, grid, p);
+}
+
+// Grouped MoE gate/up (p.mode MoeGateUp) or down (MoeDown) over up to
+// `max_tiles` row tiles of kTcBM rows (blocks past *p.num_tiles return).
+inline int launch_gemm_wgmma_moe(cudaStream_t st, const TcParams& p, unsigned max_tiles) {
+  if (p.mode == TcMode::MoeGateUp)
+    return launch_gemm_wgmma_grid<int(TcMode::MoeGateUp)>(
+        st, dim3(static_cast<unsigned>(ceil_div(p.n, wg::kBN / 2)), max_tiles), p);
+  return launch_gemm_wgmma_grid<int(TcMode::MoeDown)>(st, dim3(static_cast<unsigned>(ceil_div(p.n, wg::kBN)), max_tiles),
+                                                      p);
+}
+
+static_assert(wg::kBM == kTcBM, "MoE row tiles are the grouping kernel's 128 rows");
 
 }  // namespace
 }  // namespace seatrt::cuda

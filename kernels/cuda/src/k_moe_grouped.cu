@@ -10,7 +10,11 @@
 //  4. out[t] = sum over j of y[t*k + j] in slot order: deterministic, no
 //     atomics across experts.
 // Unused experts cost nothing: no tile is listed for them.
-#include "gemm_mma.cuh"
+// The two GEMMs run on the wgmma core of gemm_wgmma.cuh where it fits (FP4
+// weights with 16-byte rows, K % 64 == 0: all of Gemma-4's shapes), else on
+// gemm_tc.cuh; moe_core() below says how SEATRT_PREFILL_GEMM /
+// SEATRT_PREFILL_MOE pick another core.
+#include "gemm_wgmma.cuh"
 #include "prefill.hpp"
 
 namespace seatrt::cuda {
@@ -112,6 +116,19 @@ Workspace carve(const MoeProblem& p, void* base) {
   return w;
 }
 
+// Which core the MoE's GEMMs take: mma_choice() (SEATRT_PREFILL_GEMM: wgmma
+// by default, "tc" the old core, "mma*" the mma.sync core), except that
+// SEATRT_PREFILL_MOE=tc keeps the MoE alone on gemm_tc.cuh (the linear's
+// core unchanged: the state before run 5, for comparisons and as a way back).
+MmaChoice moe_core() {
+  static const MmaChoice c = [] {
+    const char* v = std::getenv("SEATRT_PREFILL_MOE");
+    if (v && std::strcmp(v, "tc") == 0) return MmaChoice::OldCore;
+    return mma_choice();
+  }();
+  return c;
+}
+
 }  // namespace
 
 bool moe_fast_weights(const WeightRef* host_refs, size_t count) {
@@ -154,14 +171,16 @@ int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast
   g.w_vec = p.vec;
   const bool fast = fast_weights && p.vec && x_vec && p.hidden % 32 == 0 && p.intermediate % 32 == 0;
   const dim3 grid_gu(static_cast<unsigned>(ceil_div(p.intermediate, kTcBN / 2)), tiles);
-  // gemm_tc by default; with SEATRT_PREFILL_GEMM=mma* the mma.sync core
-  // where K is a multiple of 64 (each GEMM decides on its own: gate/up's K
-  // is H, down's is I).  Device run 3: the mma.sync core was 15% slower here.
-  const bool mma_on = mma_choice() != MmaChoice::OldCore && mma_choice() != MmaChoice::Wgmma;
-  const bool mma_gu = mma_on && mma_fits(fast_weights, x_vec, p.vec, p.hidden);
-  if (int e = mma_gu ? launch_gemm_mma<kMmaMoeWM, kMmaMoeWN, kMmaMoeStages, true>(st, grid_gu, g)
-              : fast ? launch_gemm_tc<true, true>(st, grid_gu, g)
-                     : launch_gemm_tc<true, false>(st, grid_gu, g))
+  // Each GEMM decides on its own where the core fits (gate/up's K is H,
+  // down's is I).  Device run 3: the mma.sync core was 15% slower here.
+  const MmaChoice core = moe_core();
+  const bool wg_on = core == MmaChoice::Wgmma;
+  const bool mma_on = core != MmaChoice::OldCore && !wg_on;
+  const bool fits_gu = mma_fits(fast_weights, x_vec, p.vec, p.hidden);
+  if (int e = wg_on && fits_gu    ? launch_gemm_wgmma_moe(st, g, tiles)
+              : mma_on && fits_gu ? launch_gemm_mma<kMmaMoeWM, kMmaMoeWN, kMmaMoeStages, true>(st, grid_gu, g)
+              : fast              ? launch_gemm_tc<true, true>(st, grid_gu, g)
+                                  : launch_gemm_tc<true, false>(st, grid_gu, g))
     return e;
 
   TcParams d;
@@ -178,10 +197,11 @@ int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast
   d.x_vec = (p.intermediate * 2) % 16 == 0;
   d.w_vec = p.vec;
   const dim3 grid_d(static_cast<unsigned>(ceil_div(p.hidden, kTcBN)), tiles);
-  const bool mma_d = mma_on && mma_fits(fast_weights, d.x_vec, p.vec, p.intermediate);
-  if (int e = mma_d ? launch_gemm_mma<kMmaMoeWM, kMmaMoeWN, kMmaMoeStages, false>(st, grid_d, d)
-              : fast ? launch_gemm_tc<false, true>(st, grid_d, d)
-                     : launch_gemm_tc<false, false>(st, grid_d, d))
+  const bool fits_d = mma_fits(fast_weights, d.x_vec, p.vec, p.intermediate);
+  if (int e = wg_on && fits_d    ? launch_gemm_wgmma_moe(st, d, tiles)
+              : mma_on && fits_d ? launch_gemm_mma<kMmaMoeWM, kMmaMoeWN, kMmaMoeStages, false>(st, grid_d, d)
+              : fast             ? launch_gemm_tc<false, true>(st, grid_d, d)
+                                 : launch_gemm_tc<false, false>(st, grid_d, d))
     return e;
 
   const bool quads = p.hidden % 4 == 0;
