@@ -235,6 +235,7 @@ int launch_gemv_mma(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t 
 // "d4"/"d8", "w" wide scales, "n" narrow, "a" cp.async stages).
 struct MoeDecodeChoice {
   bool old = false;
+  bool from_env = false;  // SEATRT_MOE_DECODE was given: its choice applies at every token count
   int split = 0;
   int down_warps = 0;  // 0: chosen from the token count
   bool wide_scales = false;

@@ -242,6 +242,7 @@ MoeWorkspace carve(const MoeProblem& p, void* base) {
 MoeDecodeChoice moe_decode_choice() {
   MoeDecodeChoice c;
   const char* v = std::getenv("SEATRT_MOE_DECODE");
+  c.from_env = v && *v;
   for (const char* p = v; p && *p;) {
     const char* end = std::strpbrk(p, ",+");
     const size_t n = end ? static_cast<size_t>(end - p) : std::strlen(p);
@@ -311,7 +312,15 @@ int launch_moe(Stream s, const MoeProblem& p, void* workspace) {
   if (p.tokens == 0) return 0;
   cudaStream_t st = cudaStream_t(s);
   const MoeDecodeChoice choice = moe_decode_choice();
-  if (!choice.old && moe_decode_fits(p)) return launch_moe_decode(st, p, workspace, choice);
+  // By default the two-launch path takes only the token counts it passed
+  // on the H200 inside the model: at 16 tokens it failed there (2026-11-30
+  // 22:33 UTC: cudaErrorInvalidValue at launch with BF16 x in the op test,
+  // an illegal address in the server's 16-sequence decode step; cause not
+  // found), so above kMoeDecodeDefaultMaxTokens the four-launch path runs
+  // unless SEATRT_MOE_DECODE asks otherwise.
+  constexpr int64_t kMoeDecodeDefaultMaxTokens = 4;
+  const bool decode_ok = choice.from_env || p.tokens <= kMoeDecodeDefaultMaxTokens;
+  if (!choice.old && decode_ok && moe_decode_fits(p)) return launch_moe_decode(st, p, workspace, choice);
   const MoeWorkspace ws = carve(p, workspace);
   const int64_t A = p.tokens * p.top_k;
   moe_group_kernel<<<1, 1024, sizeof(int32_t) * 2 * size_t(p.num_experts), st>>>(
