@@ -50,17 +50,19 @@ struct WgBf16Moe {
 };
 
 // FP4 expert weights (table[0..E-1], each rows x k) to BF16 rows, 32 weights
-// (16 raw bytes, two group scales) per thread and iteration.
-__global__ void moe_expand_bf16_kernel(const WeightRef* table, int32_t experts, int64_t rows, int64_t k,
-                                       __nv_bfloat16* out) {
-  const int64_t per_row = k / 32, per_expert = rows * per_row, n = per_expert * experts;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t e = i / per_expert, rem = i % per_expert, r = rem / per_row, c = rem % per_row;
-    const WeightRef& w = table[e];
-    const bool e4m3 = w.kind == int32_t(WeightKind::Fp4E4m3Scales);
+// (16 raw bytes, two group scales) per thread and iteration; expert =
+// blockIdx.y, 32-bit index math within the expert (rows * k / 32 < 2^31,
+// checked by the launcher).
+__global__ void moe_expand_bf16_kernel(const WeightRef* table, int64_t rows, int64_t k, __nv_bfloat16* out) {
+  const uint32_t per_row = static_cast<uint32_t>(k / 32), n = static_cast<uint32_t>(rows) * per_row;
+  const WeightRef& w = table[blockIdx.y];
+  const bool e4m3 = w.kind == int32_t(WeightKind::Fp4E4m3Scales);
+  __nv_bfloat16* const base = out + int64_t(blockIdx.y) * rows * k;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const uint32_t r = i / per_row, c = i % per_row;
     const uint4 q = __ldg(reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(w.data) +
-                                                         r * w.data_row_bytes + c * 16));
-    const int64_t g = r * w.scale_row_elems + c * 2;  // the unit's first group scale
+                                                         int64_t(r) * w.data_row_bytes + c * 16));
+    const int64_t g = int64_t(r) * w.scale_row_elems + c * 2;  // the unit's first group scale
     const uint32_t raw = e4m3 ? uint32_t(__ldg(reinterpret_cast<const unsigned short*>(
                                     static_cast<const unsigned char*>(w.scales) + g)))
                               : __ldg(reinterpret_cast<const unsigned int*>(static_cast<const __nv_bfloat16*>(w.scales) + g));
@@ -71,7 +73,7 @@ __global__ void moe_expand_bf16_kernel(const WeightRef* table, int32_t experts, 
     tc::decode8(q.y, s0, o + 4);
     tc::decode8(q.z, s1, o + 8);
     tc::decode8(q.w, s1, o + 12);
-    uint4* dst = reinterpret_cast<uint4*>(out + (e * rows + r) * k + c * 32);
+    uint4* dst = reinterpret_cast<uint4*>(base + int64_t(r) * k + c * 32);
 #pragma unroll
     for (int j = 0; j < 4; ++j) dst[j] = make_uint4(o[4 * j], o[4 * j + 1], o[4 * j + 2], o[4 * j + 3]);
   }
@@ -79,9 +81,12 @@ __global__ void moe_expand_bf16_kernel(const WeightRef* table, int32_t experts, 
 
 inline int launch_moe_expand_bf16(cudaStream_t st, const WeightRef* table, int32_t experts, int64_t rows, int64_t k,
                                   __nv_bfloat16* out) {
-  int64_t blocks = ceil_div(int64_t(experts) * rows * (k / 32), 256);
-  if (blocks > 132 * 16) blocks = 132 * 16;
-  moe_expand_bf16_kernel<<<static_cast<unsigned>(blocks), 256, 0, st>>>(table, experts, rows, k, out);
+  const int64_t units = rows * (k / 32);
+  if (units >= (int64_t(1) << 31) || experts > 65535) return int(cudaErrorInvalidValue);
+  int64_t blocks = ceil_div(units, 256);
+  if (blocks > 64) blocks = 64;  // x 128 experts: 8192 blocks, grid-stride within the expert
+  moe_expand_bf16_kernel<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(experts)), 256, 0, st>>>(
+      table, rows, k, out);
   return last_error();
 }
 
