@@ -146,30 +146,23 @@ __global__ void __launch_bounds__(wg::kThreads, 1) gemm_wgmma_moe_bf16_kernel(Wg
     if (st < nk) issue(st);
     mma::cp_commit();
   }
-  // A warpgroup whose 64 rows are all padding (a tile of <= 64 rows) skips
-  // its MMAs (uniform per warpgroup, as the .aligned wgmma ops require): the
-  // tensor cores are shared by the SM's warpgroups, so a tail tile then
-  // costs about half.  It still copies and passes every barrier.
-  const bool has_rows = wgi * 64 < job.rows;
+  // (Skipping the MMAs of a warpgroup whose rows are all padding made ptxas
+  // serialize every wgmma, C7518: wgmma in a divergent path.  Not done.)
   for (int s = 0; s < nk; ++s) {
     mma::cp_wait<wgb::kStages - 2>();  // committed: steps 0 .. s+S-2; step s must be in
     fence_proxy_async();               // this thread's copies, visible to the tensor cores
     __syncthreads();                   // ... of every thread; step s-1's wgmma are done (waited below)
     const int slot = s % wgb::kStages;
     const uint32_t a_tile = sa + slot * kATile + wgi * 64 * 128, b_tile = sb + slot * wgb::kWTile;
-    if (has_rows) {
-      wgmma_fence();
+    wgmma_fence();
 #pragma unroll
-      for (int ks = 0; ks < kBK / 16; ++ks) wgmma_m64n256k16(acc, desc(a_tile + ks * 32), desc(b_tile + ks * 32));
-      wgmma_commit();
-    }
+    for (int ks = 0; ks < kBK / 16; ++ks) wgmma_m64n256k16(acc, desc(a_tile + ks * 32), desc(b_tile + ks * 32));
+    wgmma_commit();
     if (s + wgb::kStages - 1 < nk) issue(s + wgb::kStages - 1);
     mma::cp_commit();  // possibly empty: keeps the group count uniform
-    if (has_rows) {
-      wgmma_wait0();
+    wgmma_wait0();
 #pragma unroll
-      for (int i = 0; i < 128; ++i) fence_reg(acc[i]);
-    }
+    for (int i = 0; i < 128; ++i) fence_reg(acc[i]);
   }
   mma::cp_wait<0>();
 
