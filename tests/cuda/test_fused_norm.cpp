@@ -77,24 +77,29 @@ TEST_CASE("rms_norm_rope agrees in place, including zero frequencies (partial ro
   for (int32_t dt : {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16}) {
     for (int64_t d : {256, 512}) {
       for (bool weighted : {true, false}) {
-        const int64_t T = 5, H = d == 512 ? 2 : 16;
-        std::vector<int32_t> pos = {0, 1, 17, 1000, 131071};
-        std::vector<float> f(static_cast<size_t>(d / 2));
-        for (size_t i = 0; i < f.size(); ++i)
-          f[i] = (d == 512 && i >= f.size() / 4)
-                     ? 0.0f
-                     : std::pow(10000.0f, -2.0f * static_cast<float>(i) / static_cast<float>(d));
-        Pair p = both(raw_bytes(pos), SEATRT_DTYPE_I32, {T});
-        Pair fr = both(raw_bytes(f), SEATRT_DTYPE_F32, {d / 2});
-        Pair x = both_random(dt, {T, H, d}, 3.0f), w = both_random(SEATRT_DTYPE_BF16, {d});
-        seatrt_rms_norm_rope_args rc{sizeof(rc), &x.cuda, weighted ? &w.cuda : nullptr, 1e-6f, 0, &p.cuda, &fr.cuda,
-                                     &x.cuda};
-        seatrt_rms_norm_rope_args rp{sizeof(rp), &x.cpu, weighted ? &w.cpu : nullptr, 1e-6f, 0, &p.cpu, &fr.cpu,
-                                     &x.cpu};
-        ok(cuda().api().rms_norm_rope(cuda().ctx(), cuda().stream(), &rc), "cuda rms_norm_rope");
-        ok(cpu().api().rms_norm_rope(cpu().ctx(), cpu().stream(), &rp), "cpu rms_norm_rope");
-        INFO("dtype " << dt << " head dim " << d << " weighted " << weighted);
-        CHECK(compare(x) <= bound(dt));
+        // 5 tokens: a block per row (decode); 4,800 / 4,200 rows: one warp per
+        // row (prompts, >= 4096 rows).
+        for (int64_t T : {int64_t{5}, d == 512 ? int64_t{2100} : int64_t{300}}) {
+          const int64_t H = d == 512 ? 2 : 16;
+          std::vector<int32_t> pos = {0, 1, 17, 1000, 131071};
+          for (int64_t t = 5; t < T; ++t) pos.push_back(static_cast<int32_t>((t * 7919) % 131072));
+          std::vector<float> f(static_cast<size_t>(d / 2));
+          for (size_t i = 0; i < f.size(); ++i)
+            f[i] = (d == 512 && i >= f.size() / 4)
+                       ? 0.0f
+                       : std::pow(10000.0f, -2.0f * static_cast<float>(i) / static_cast<float>(d));
+          Pair p = both(raw_bytes(pos), SEATRT_DTYPE_I32, {T});
+          Pair fr = both(raw_bytes(f), SEATRT_DTYPE_F32, {d / 2});
+          Pair x = both_random(dt, {T, H, d}, 3.0f), w = both_random(SEATRT_DTYPE_BF16, {d});
+          seatrt_rms_norm_rope_args rc{sizeof(rc), &x.cuda, weighted ? &w.cuda : nullptr, 1e-6f, 0, &p.cuda, &fr.cuda,
+                                       &x.cuda};
+          seatrt_rms_norm_rope_args rp{sizeof(rp), &x.cpu, weighted ? &w.cpu : nullptr, 1e-6f, 0, &p.cpu, &fr.cpu,
+                                       &x.cpu};
+          ok(cuda().api().rms_norm_rope(cuda().ctx(), cuda().stream(), &rc), "cuda rms_norm_rope");
+          ok(cpu().api().rms_norm_rope(cpu().ctx(), cpu().stream(), &rp), "cpu rms_norm_rope");
+          INFO("dtype " << dt << " head dim " << d << " weighted " << weighted << " tokens " << T);
+          CHECK(compare(x) <= bound(dt));
+        }
       }
     }
   }

@@ -59,12 +59,14 @@ TEST_CASE("embedding, rms_norm, glu, gather_rows agree") {
   ok(cpu().api().embedding(cpu().ctx(), cpu().stream(), &ep), "cpu embedding");
   CHECK(compare(emb) <= 1e-6);
 
-  // 64, 256 and 512: head-sized rows, one warp per row (37 rows: a partial
-  // last block of 8); 160 and 2816: rows held in registers; 5000 (> 256
-  // threads x 16): the multi-pass loop kernel.
-  for (int64_t n : {64, 256, 512, 160, 2816, 5000}) {
-    INFO("cols " << n);
-    Pair x = both_random(dt, {37, n}, 3.0f), w = both_random(dt, {n}), out = both_empty(dt, {37, n});
+  // 64, 256 and 512 columns with 4101 rows: head-sized rows of a prompt, one
+  // warp per row (a partial last block of 8); with 37 rows, and 160 and 2816
+  // columns: rows held in registers; 5000 (> 256 threads x 16): the
+  // multi-pass loop kernel.
+  for (auto [rows, n] : {std::pair<int64_t, int64_t>{4101, 64}, {4101, 256}, {4101, 512}, {37, 256}, {37, 160},
+                         {37, 2816}, {37, 5000}}) {
+    INFO("rows " << rows << " cols " << n);
+    Pair x = both_random(dt, {rows, n}, 3.0f), w = both_random(dt, {n}), out = both_empty(dt, {rows, n});
     seatrt_rms_norm_args rc{sizeof(seatrt_rms_norm_args), &x.cuda, &w.cuda, 1e-6f, &out.cuda};
     seatrt_rms_norm_args rp{sizeof(seatrt_rms_norm_args), &x.cpu, &w.cpu, 1e-6f, &out.cpu};
     ok(cuda().api().rms_norm(cuda().ctx(), cuda().stream(), &rc), "cuda rms_norm");

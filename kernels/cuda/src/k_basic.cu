@@ -90,6 +90,7 @@ __global__ void rms_norm_regs_kernel(Mat x, const void* weight, int32_t wdtype, 
 // shuffle sum and no block barrier (the per-head norms run one row per
 // (token, head): at prompt length a block per row was ~2x their bytes).
 constexpr int kRowsPerBlock = 8;
+constexpr int64_t kWarpRowsMin = 4096;
 
 template <int kPer>
 __global__ void __launch_bounds__(kRowsPerBlock * 32)
@@ -182,7 +183,9 @@ int launch_rms_norm(Stream s, const Mat& x, const void* weight, int32_t weight_d
                     const Mat& out) {
   if (x.rows == 0) return 0;
   const cudaStream_t st = cudaStream_t(s);
-  if (x.rows / kRowsPerBlock < (1u << 31)) {
+  // Many rows only (prompts): decode-sized calls keep the block-per-row
+  // kernels, which spread a few rows over as many SMs.
+  if (x.rows >= kWarpRowsMin && x.rows / kRowsPerBlock < (1u << 31)) {
     if (x.cols == 64) return launch_rms_norm_warp<2>(st, x, weight, weight_dtype, eps, out);
     if (x.cols == 128) return launch_rms_norm_warp<4>(st, x, weight, weight_dtype, eps, out);
     if (x.cols == 256) return launch_rms_norm_warp<8>(st, x, weight, weight_dtype, eps, out);

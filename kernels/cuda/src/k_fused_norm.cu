@@ -126,8 +126,9 @@ __global__ void rms_norm_rope_kernel(View3 x, Gain gain, float eps, const int32_
 // holds elements l + 32 j, so the rotated pairs (i, i + D/2) sit in the same
 // lane (j and j + kPer/2).  At prompt length the block-per-row kernel above
 // ran one 128-thread block per (token, head): ~150 us per call at 8k tokens,
-// 2.4x its bytes; at decode it is one launch either way.
+// 2.4x its bytes (78 us with this kernel, H200).
 constexpr int kRowsPerBlock = 8;
+constexpr int64_t kWarpRowsMin = 4096;
 
 template <int kPer>
 __global__ void __launch_bounds__(kRowsPerBlock * 32)
@@ -197,7 +198,10 @@ int launch_rms_norm_rope(Stream s, const View3& x, Gain gain, float eps, const i
   const int64_t rows = x.d0 * x.d1;
   if (rows == 0 || x.d2 == 0) return 0;
   const cudaStream_t st = cudaStream_t(s);
-  if (rows / kRowsPerBlock < (1u << 31)) {
+  // Many rows only: at decode (a few heads per token) a block per row
+  // spreads the row's sincosf over 128 threads and the rows over as many
+  // SMs; one warp per row measured 10.5 us per call there against 6.5.
+  if (rows >= kWarpRowsMin && rows / kRowsPerBlock < (1u << 31)) {
     if (x.d2 == 64) return launch_rms_norm_rope_warp<2>(st, x, gain, eps, positions, inv_freq, out);
     if (x.d2 == 128) return launch_rms_norm_rope_warp<4>(st, x, gain, eps, positions, inv_freq, out);
     if (x.d2 == 256) return launch_rms_norm_rope_warp<8>(st, x, gain, eps, positions, inv_freq, out);
