@@ -32,6 +32,7 @@
 // to down as two BF16 planes (hi + lo: 16 significant bits, relative error
 // <= 2^-17), two MMAs per step.
 #include "gemv.cuh"
+#include "pdl.cuh"
 
 #include "mma_fp4.cuh"
 
@@ -318,17 +319,10 @@ int launch_nt(cudaStream_t st, const GemvArgs& a, unsigned slots) {
   int warps = static_cast<int>(ceil_div(steps, 2));
   warps = warps < 1 ? 1 : warps > kMaxWarps / halves ? kMaxWarps / halves : warps;
   warps *= halves;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(ceil_div(a.n, 16)), slots);
-  cfg.blockDim = dim3(static_cast<unsigned>(warps * 32));
-  cfg.dynamicSmemBytes = sizeof(float) * size_t(warps) * kNt * 128;
-  cfg.stream = st;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  return static_cast<int>(cudaLaunchKernelEx(&cfg, gemv_mma_kernel<kNt, kGlu, kX, kDense, kRaw>, a));
+  return static_cast<int>(launch_pdl(gemv_mma_kernel<kNt, kGlu, kX, kDense, kRaw>,
+                                     dim3(static_cast<unsigned>(ceil_div(a.n, 16)), slots),
+                                     dim3(static_cast<unsigned>(warps * 32)), sizeof(float) * size_t(warps) * kNt * 128,
+                                     st, a));
 }
 
 template <bool kGlu, int kX, bool kDense, bool kRaw = false>

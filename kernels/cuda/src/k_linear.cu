@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "gemv.cuh"
+#include "pdl.cuh"
 
 namespace seatrt::cuda {
 namespace {
@@ -96,28 +97,15 @@ __global__ void __launch_bounds__(kGemvWarps * 32) gemv_kernel(GemvArgs a) {
 
 // Lanes per row: 32 when each lane still gets about two 16-byte chunks of
 // FP4 weights, else 8 (the experts' down projection has K = 704).
-// Launches with the programmatic-stream-serialisation attribute (see the
-// kernel's griddepcontrol comment).
-template <int L, int kTile>
-int launch_pdl(cudaStream_t st, const GemvArgs& a, dim3 grid, size_t smem) {
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = grid;
-  cfg.blockDim = dim3(kGemvWarps * 32);
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = st;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  return static_cast<int>(cudaLaunchKernelEx(&cfg, gemv_kernel<L, kTile>, a));
-}
-
+// Launched with the programmatic-stream-serialisation attribute (pdl.cuh;
+// see the kernel's griddepcontrol comment).
 template <int kTile>
 int launch_tile(cudaStream_t st, const GemvArgs& a, unsigned slots, size_t smem) {
   const int L = a.k / 32 >= 64 ? 32 : 8;
   const dim3 grid(static_cast<unsigned>(ceil_div(a.n, int64_t(kGemvWarps) * (32 / L))), slots);
-  return L == 32 ? launch_pdl<32, kTile>(st, a, grid, smem) : launch_pdl<8, kTile>(st, a, grid, smem);
+  const dim3 block(kGemvWarps * 32);
+  return static_cast<int>(L == 32 ? launch_pdl(gemv_kernel<32, kTile>, grid, block, smem, st, a)
+                                  : launch_pdl(gemv_kernel<8, kTile>, grid, block, smem, st, a));
 }
 
 // Above this many rows (BF16 activations) linear uses the tensor cores; below

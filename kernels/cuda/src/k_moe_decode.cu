@@ -22,6 +22,7 @@
 // weight chunk, 4 shared loads per plane, MMAs.  Each lane keeps a ring of
 // kRing steps of weight loads in flight across the gate -> up boundary.
 #include "mma_fp4.cuh"
+#include "pdl.cuh"
 
 namespace seatrt::cuda {
 namespace {
@@ -623,17 +624,7 @@ int launch_one(cudaStream_t st, DecodeArgs a, dim3 grid, unsigned threads, int l
   // cudaErrorInvalidValue when this was asked only above 48 KB.
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)))
     return static_cast<int>(e);
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = grid;
-  cfg.blockDim = dim3(threads);
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = st;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  return static_cast<int>(cudaLaunchKernelEx(&cfg, kernel, a));
+  return static_cast<int>(launch_pdl(kernel, grid, dim3(threads), smem, st, a));
 }
 
 }  // namespace
