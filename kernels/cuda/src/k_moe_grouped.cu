@@ -13,10 +13,9 @@
 // The two GEMMs run on the wgmma core of gemm_wgmma.cuh where it fits (FP4
 // weights with 16-byte rows, K % 64 == 0: all of Gemma-4's shapes), else on
 // gemm_tc.cuh; moe_core() below says how SEATRT_PREFILL_GEMM /
-// SEATRT_PREFILL_MOE pick another core.  SEATRT_PREFILL_MOE=bf16w (opt-in,
-// not yet run on a device) decodes every expert to BF16 once per call and
-// runs both GEMMs on the decode-free kernel of gemm_wgmma_moe.cuh.
-#include "gemm_wgmma_moe.cuh"
+// SEATRT_PREFILL_MOE pick another core.  (An expand-every-expert-to-BF16
+// variant was measured slower end to end and removed: NOTES-prefill.md.)
+#include "gemm_wgmma.cuh"
 #include "prefill.hpp"
 
 namespace seatrt::cuda {
@@ -97,7 +96,6 @@ struct Workspace {
   int32_t* num_tiles;
   __nv_bfloat16* h;
   float* y;
-  __nv_bfloat16* wb;  // bf16w: gate, up, down of every expert in BF16 (else unused)
 };
 
 size_t align256(size_t b) { return (b + 255) / 256 * 256; }
@@ -115,8 +113,7 @@ Workspace carve(const MoeProblem& p, void* base) {
   w.tiles = reinterpret_cast<TcTile*>(c); c += align256(sizeof(TcTile) * max_tiles(p));
   w.num_tiles = reinterpret_cast<int32_t*>(c); c += 256;
   w.h = reinterpret_cast<__nv_bfloat16*>(c); c += align256(2 * A * static_cast<size_t>(p.intermediate));
-  w.y = reinterpret_cast<float*>(c); c += align256(4 * A * static_cast<size_t>(p.hidden));
-  w.wb = reinterpret_cast<__nv_bfloat16*>(c);
+  w.y = reinterpret_cast<float*>(c);
   return w;
 }
 
@@ -133,20 +130,6 @@ MmaChoice moe_core() {
   return c;
 }
 
-// SEATRT_PREFILL_MOE=bf16w: the expand-once variant of gemm_wgmma_moe.cuh.
-bool moe_bf16w() {
-  static const bool on = [] {
-    const char* v = std::getenv("SEATRT_PREFILL_MOE");
-    return v && std::strcmp(v, "bf16w") == 0;
-  }();
-  return on;
-}
-
-// Bytes of every expert's gate, up and down weights in BF16.
-size_t expanded_bytes(const MoeProblem& p) {
-  return 2 * static_cast<size_t>(p.num_experts) * 3 * static_cast<size_t>(p.hidden) * static_cast<size_t>(p.intermediate);
-}
-
 }  // namespace
 
 bool moe_fast_weights(const WeightRef* host_refs, size_t count) {
@@ -158,8 +141,7 @@ bool moe_fast_weights(const WeightRef* host_refs, size_t count) {
 size_t moe_grouped_workspace_bytes(const MoeProblem& p) {
   const size_t A = static_cast<size_t>(p.tokens) * static_cast<size_t>(p.top_k);
   return align256(sizeof(int32_t) * A) + align256(sizeof(TcTile) * max_tiles(p)) + 256 +
-         align256(2 * A * static_cast<size_t>(p.intermediate)) + align256(4 * A * static_cast<size_t>(p.hidden)) +
-         (moe_bf16w() ? align256(expanded_bytes(p)) : 0);
+         align256(2 * A * static_cast<size_t>(p.intermediate)) + align256(4 * A * static_cast<size_t>(p.hidden));
 }
 
 int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast_weights) {
@@ -197,19 +179,7 @@ int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast
   const bool mma_on = core != MmaChoice::OldCore && !wg_on;
   const bool fits_gu = mma_fits(fast_weights, x_vec, p.vec, p.hidden);
   const bool down_x_vec = (p.intermediate * 2) % 16 == 0;
-  // bf16w: both GEMMs on the expanded weights, or neither.
-  const bool bf16w = moe_bf16w() && fits_gu && mma_fits(fast_weights, down_x_vec, p.vec, p.intermediate);
-  const int64_t IH = p.intermediate * p.hidden;
-  __nv_bfloat16* const wb_gate = ws.wb;
-  __nv_bfloat16* const wb_up = ws.wb + p.num_experts * IH;
-  __nv_bfloat16* const wb_down = ws.wb + 2 * p.num_experts * IH;
-  if (bf16w) {
-    if (int e = launch_moe_expand_bf16(st, p.gate, p.num_experts, p.intermediate, p.hidden, wb_gate)) return e;
-    if (int e = launch_moe_expand_bf16(st, p.up, p.num_experts, p.intermediate, p.hidden, wb_up)) return e;
-    if (int e = launch_moe_expand_bf16(st, p.down, p.num_experts, p.hidden, p.intermediate, wb_down)) return e;
-  }
-  if (int e = bf16w                 ? launch_gemm_wgmma_moe_bf16(st, WgBf16Moe{g, wb_gate, wb_up}, tiles)
-              : wg_on && fits_gu    ? launch_gemm_wgmma_moe(st, g, tiles)
+  if (int e = wg_on && fits_gu      ? launch_gemm_wgmma_moe(st, g, tiles)
               : mma_on && fits_gu ? launch_gemm_mma<kMmaMoeWM, kMmaMoeWN, kMmaMoeStages, true>(st, grid_gu, g)
               : fast              ? launch_gemm_tc<true, true>(st, grid_gu, g)
                                   : launch_gemm_tc<true, false>(st, grid_gu, g))
@@ -230,8 +200,7 @@ int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast
   d.w_vec = p.vec;
   const dim3 grid_d(static_cast<unsigned>(ceil_div(p.hidden, kTcBN)), tiles);
   const bool fits_d = mma_fits(fast_weights, d.x_vec, p.vec, p.intermediate);
-  if (int e = bf16w                ? launch_gemm_wgmma_moe_bf16(st, WgBf16Moe{d, wb_down, nullptr}, tiles)
-              : wg_on && fits_d    ? launch_gemm_wgmma_moe(st, d, tiles)
+  if (int e = wg_on && fits_d      ? launch_gemm_wgmma_moe(st, d, tiles)
               : mma_on && fits_d ? launch_gemm_mma<kMmaMoeWM, kMmaMoeWN, kMmaMoeStages, false>(st, grid_d, d)
               : fast             ? launch_gemm_tc<false, true>(st, grid_d, d)
                                  : launch_gemm_tc<false, false>(st, grid_d, d))
