@@ -5,9 +5,8 @@
 // cases run on whichever GEMM core SEATRT_PREFILL_GEMM selects (the wgmma
 // core of gemm_wgmma.cuh by default for the linear and both MoE GEMMs where
 // K % 64 == 0, the wmma core of gemm_tc.cuh with "tc" and for the other
-// shapes, the mma.sync core of gemm_mma.cuh with "mma*"; the MoE on the
-// expand-once BF16 kernel of gemm_wgmma_moe.cuh with SEATRT_PREFILL_MOE=bf16w
-// where H and I are multiples of 64); the device script runs them under each.
+// shapes, the mma.sync core of gemm_mma.cuh with "mma*"); the device script
+// runs them under each.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
