@@ -54,6 +54,22 @@ class PagedEchoModel : public ModelRunner {
   int32_t bs_;
 };
 
+// PagedEchoModel whose steps wait until the test opens the gate: what the
+// test does before that (e.g. cancel) happens while the request is still
+// running, whatever the machine's speed.
+class GatedEchoModel : public PagedEchoModel {
+ public:
+  GatedEchoModel(int64_t slots, int32_t block_size, std::shared_future<void> gate)
+      : PagedEchoModel(slots, block_size), gate_(std::move(gate)) {}
+  void forward(const StepBatch& b, std::vector<float>& logits) override {
+    gate_.wait();
+    PagedEchoModel::forward(b, logits);
+  }
+
+ private:
+  std::shared_future<void> gate_;
+};
+
 KvPlan plan_with(int64_t blocks) {
   KvPlan p;
   p.block_size = 4;
@@ -123,10 +139,15 @@ TEST_CASE("concurrent sequences under preemption equal each sequence run alone")
 }
 
 TEST_CASE("cancelling a sequence frees its blocks") {
-  Engine engine({{4, 64, 64}, 64}, plan_with(40), std::make_unique<PagedEchoModel>(160, 4));
+  // The model's steps wait for the gate, so the cancel lands while the
+  // request runs (before, a fast machine could finish its 50 tokens first).
+  std::promise<void> gate;
+  Engine engine({{4, 64, 64}, 64}, plan_with(40),
+                std::make_unique<GatedEchoModel>(160, 4, gate.get_future().share()));
   int64_t id = 0;
   auto f = run(engine, prompt_for(3), 5, 50, &id);
   engine.cancel(id);
+  gate.set_value();
   auto o = f.get();
   CHECK(o.info.reason == FinishReason::cancelled);
   for (int i = 0; i < 100 && engine.stats().blocks_used != 0; ++i)
