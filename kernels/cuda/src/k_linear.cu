@@ -230,16 +230,19 @@ MoeWorkspace carve(const MoeProblem& p, void* base) {
 MoeDecodeChoice moe_decode_choice() {
   MoeDecodeChoice c;
   const char* v = std::getenv("SEATRT_MOE_DECODE");
-  c.from_env = v && *v;
   for (const char* p = v; p && *p;) {
     const char* end = std::strpbrk(p, ",+");
     const size_t n = end ? static_cast<size_t>(end - p) : std::strlen(p);
     if (n == 3 && std::strncmp(p, "old", 3) == 0) c.old = true;
     if (n == 2 && p[0] == 's' && p[1] >= '1' && p[1] <= '8') c.split = p[1] - '0';
     if (n == 2 && p[0] == 'd' && p[1] >= '1' && p[1] <= '8') c.down_warps = p[1] - '0';
-    if (n == 1 && p[0] == 'w') c.wide_scales = true;
-    if (n == 1 && p[0] == 'n') c.wide_scales = false;
+    // Load modes: a (cp.async stages, the default), r (register ring,
+    // byte-wise scales: version 4), w (register ring, one scale load per row).
     if (n == 1 && p[0] == 'a') c.async_loads = true;
+    if (n == 1 && (p[0] == 'r' || p[0] == 'w')) {
+      c.async_loads = false;
+      c.wide_scales = p[0] == 'w';
+    }
     p = end ? end + 1 : nullptr;
   }
   return c;
@@ -277,10 +280,12 @@ int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
   const bool fp4 = w.kind <= int32_t(WeightKind::Fp4Bf16Scales);
   const bool bf16 = w.kind == int32_t(WeightKind::DenseBf16) && p.x.rows >= 2;
   if (fp4) {
-    // Opt-in, not yet the default (a benchmarking and test switch, read at
-    // each call): raw group scales (gemv.cuh).
+    // Group scales loaded raw and converted when consumed (gemv.cuh): the
+    // default since the 2026-12-01 device run (batch-1 step 5.59 -> 5.44 ms
+    // with the MoE's cp.async stages); SEATRT_LINEAR_DECODE=plain (read at
+    // each call, a benchmarking and test switch) takes the byte-wise loads.
     const char* v = std::getenv("SEATRT_LINEAR_DECODE");
-    a.raw_scales = v && std::strcmp(v, "raw") == 0;
+    a.raw_scales = !(v && std::strcmp(v, "plain") == 0);
   }
   if ((fp4 || bf16) && gemv_mma_fits(a)) return launch_gemv_mma(cudaStream_t(s), a, 1, p.x.rows);
   return launch_gemv(cudaStream_t(s), a, 1, p.x.rows);
@@ -300,17 +305,10 @@ int launch_moe(Stream s, const MoeProblem& p, void* workspace) {
   if (p.tokens == 0) return 0;
   cudaStream_t st = cudaStream_t(s);
   const MoeDecodeChoice choice = moe_decode_choice();
-  // By default the two-launch path takes only up to 4 tokens, where every
-  // expert's tokens fit one staged tile (one pass).  With more (16 and 32
-  // tokens) its op test fails intermittently on the H200 -- wrong or
-  // run-to-run different results for a varying set of variants, and an
-  // illegal address in the server's 16-sequence decode step -- which points
-  // at a race across passes, not found yet (NOTES-decode.md); so above
-  // kMoeDecodeDefaultMaxTokens the four-launch path runs unless
-  // SEATRT_MOE_DECODE asks otherwise.
-  constexpr int64_t kMoeDecodeDefaultMaxTokens = 4;
-  const bool decode_ok = choice.from_env || p.tokens <= kMoeDecodeDefaultMaxTokens;
-  if (!choice.old && decode_ok && moe_decode_fits(p)) return launch_moe_decode(st, p, workspace, choice);
+  // The two-launch path takes every batch it fits (<= 512 assignments).
+  // (Until the shared-mask race in k_moe_decode.cu was found it was kept to
+  // <= 4 tokens: at 16+ tokens it failed intermittently.)
+  if (!choice.old && moe_decode_fits(p)) return launch_moe_decode(st, p, workspace, choice);
   const MoeWorkspace ws = carve(p, workspace);
   const int64_t A = p.tokens * p.top_k;
   moe_group_kernel<<<1, 1024, sizeof(int32_t) * 2 * size_t(p.num_experts), st>>>(

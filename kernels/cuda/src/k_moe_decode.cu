@@ -378,6 +378,11 @@ __global__ void __launch_bounds__(256, 2) moe_decode_kernel(DecodeArgs a) {
     for (int i = tid; i < kMaxExperts / 32; i += blockDim.x) s_mask[i] = 0;
   }
   pdl_start();
+  // The mask must be zero before any thread sets a bit: without this barrier
+  // a warp past its table copy set bits that warp 0 then cleared (lost
+  // experts at 16+ tokens, where the ids reach warps 1..7; at <= 4 tokens
+  // all ids sit in warp 0, in program order with its clearing).
+  __syncthreads();
   if (kGlu && blockIdx.x == 0 && blockIdx.y == 0)
     for (int i = tid; i < a.chunks; i += blockDim.x) a.counters[i] = 0;  // launch 2 counts arrivals
   for (int i = tid; i < A; i += blockDim.x) {
@@ -671,12 +676,15 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
   g.x_div = p.top_k;
   g.act = p.activation;
   // Warps per 16-row tile: more when few experts are in use, so that the
-  // bytes spread over the SMs; the version-4 sweep's best per batch (graph
-  // replay, BF16 and F32 x alike): 4 up to 4 tokens, 2 up to 8, 1 up to 16,
-  // then 2.
+  // bytes spread over the SMs.  Best per batch in the 2026-12-01 sweep (op
+  // benchmark, graph replay, F32 x as the model passes): cp.async stages 4
+  // up to 4 tokens, then 2 (at 16 tokens s2 7.61 ms against s1 8.13); the
+  // register ring (version-4 sweep) 4 up to 4, 2 up to 8, 1 up to 16, then 2.
   int split = choice.split;
   if (split != 1 && split != 2 && split != 4 && split != 8)
-    split = p.tokens <= 4 ? 4 : p.tokens <= 8 ? 2 : p.tokens <= 16 ? 1 : 2;
+    split = p.tokens <= 4                                 ? 4
+            : choice.async_loads || p.tokens <= 8 || p.tokens > 16 ? 2
+                                                                   : 1;
   g.split = split;
   g.tok_stride = token_stride(f32 ? 3 : 1, p.hidden);
   g.table_bytes = static_cast<int32_t>(2 * size_t(p.num_experts) * sizeof(WeightRef));
