@@ -62,20 +62,24 @@ TEST_CASE("NVFP4 linear, decode kernel: model K values, M = 1..32, N tails, both
   }
 }
 
-// The decode kernel's byte-wise scale loads (SEATRT_LINEAR_DECODE=plain; the
-// default loads them raw) at the model's K values, every n-tile count, both
-// layouts and x dtypes.
-TEST_CASE("NVFP4 linear, decode kernel with byte-wise scale loads (SEATRT_LINEAR_DECODE=plain)") {
-  setenv("SEATRT_LINEAR_DECODE", "plain", 1);
-  for (auto [n, k] : {std::pair<int64_t, int64_t>{264, 704}, {40, 2816}, {264, 4096}, {40, 8192}}) {
-    const HostNvfp4 h = random_nvfp4(n, k);
-    const seatrt_linear_weight wp = nvfp4_weight(cpu(), h, false);
-    for (bool tiled : {false, true}) {
-      const seatrt_linear_weight wc = nvfp4_weight(cuda(), h, tiled);
-      for (int64_t m : {1, 3, 16, 32}) {
-        for (int32_t xdt : {SEATRT_DTYPE_BF16, SEATRT_DTYPE_F32}) {
-          INFO("N " << n << " K " << k << " M " << m << " x dtype " << xdt << " tiled " << tiled);
-          CHECK(run_linear(wc, wp, m, xdt, SEATRT_DTYPE_F32) <= 1e-4);
+// The decode kernel's other load variants (SEATRT_LINEAR_DECODE): byte-wise
+// scale loads ("plain"; the default loads them raw) and per-step x loads
+// ("nostage"; by default F32 x of up to 8 rows is staged once per block in
+// shared memory), alone and together, at the model's K values, every n-tile
+// count, both layouts and x dtypes.  (The default path is the test above.)
+TEST_CASE("NVFP4 linear, decode kernel load variants (SEATRT_LINEAR_DECODE=plain, nostage)") {
+  for (const char* variant : {"plain", "nostage", "plain,nostage"}) {
+    setenv("SEATRT_LINEAR_DECODE", variant, 1);
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{264, 704}, {40, 2816}, {264, 4096}, {40, 8192}}) {
+      const HostNvfp4 h = random_nvfp4(n, k);
+      const seatrt_linear_weight wp = nvfp4_weight(cpu(), h, false);
+      for (bool tiled : {false, true}) {
+        const seatrt_linear_weight wc = nvfp4_weight(cuda(), h, tiled);
+        for (int64_t m : {1, 3, 16, 32}) {
+          for (int32_t xdt : {SEATRT_DTYPE_BF16, SEATRT_DTYPE_F32}) {
+            INFO("variant " << variant << " N " << n << " K " << k << " M " << m << " x dtype " << xdt << " tiled " << tiled);
+            CHECK(run_linear(wc, wp, m, xdt, SEATRT_DTYPE_F32) <= 1e-4);
+          }
         }
       }
     }

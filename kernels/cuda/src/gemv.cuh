@@ -51,8 +51,13 @@ struct GemvArgs {
   int64_t out_lo_offset = 0;
   GemvGroups groups;
   // Tensor-core kernel, plain NVFP4 Linear: raw group scales converted when
-  // consumed (opt-in: SEATRT_LINEAR_DECODE=raw, see load_step_raw).
+  // consumed (the default; SEATRT_LINEAR_DECODE=plain turns it off, see
+  // load_step_raw).
   bool raw_scales = false;
+  // Plain NVFP4 Linears with F32 x and few rows: x staged once per block in
+  // shared memory as three BF16 planes (k_gemv_mma.cu kStage); the default,
+  // SEATRT_LINEAR_DECODE=nostage turns it off.
+  bool stage_x = false;
 };
 
 __device__ __forceinline__ float e4m3_to_float(uint8_t b) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "gemv.cuh"
 #include "pdl.cuh"
@@ -280,12 +281,14 @@ int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
   const bool fp4 = w.kind <= int32_t(WeightKind::Fp4Bf16Scales);
   const bool bf16 = w.kind == int32_t(WeightKind::DenseBf16) && p.x.rows >= 2;
   if (fp4) {
-    // Group scales loaded raw and converted when consumed (gemv.cuh): the
-    // default since the 2026-12-01 device run (batch-1 step 5.59 -> 5.44 ms
-    // with the MoE's cp.async stages); SEATRT_LINEAR_DECODE=plain (read at
-    // each call, a benchmarking and test switch) takes the byte-wise loads.
+    // Group scales loaded raw and converted when consumed, and F32 x staged
+    // once per block (gemv.cuh): the defaults.  SEATRT_LINEAR_DECODE (read at
+    // each call, a benchmarking and test switch; comma-separated) "plain"
+    // takes the byte-wise scale loads, "nostage" the per-step x loads.
     const char* v = std::getenv("SEATRT_LINEAR_DECODE");
-    a.raw_scales = !(v && std::strcmp(v, "plain") == 0);
+    const std::string opts = v ? std::string(",") + v + "," : std::string();
+    a.raw_scales = opts.find(",plain,") == std::string::npos;
+    a.stage_x = opts.find(",nostage,") == std::string::npos;
   }
   if ((fp4 || bf16) && gemv_mma_fits(a)) return launch_gemv_mma(cudaStream_t(s), a, 1, p.x.rows);
   return launch_gemv(cudaStream_t(s), a, 1, p.x.rows);

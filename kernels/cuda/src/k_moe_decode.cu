@@ -137,7 +137,6 @@ __device__ __forceinline__ void load_raw(const WeightRef& w, int64_t n0, int64_t
 // seen in the SASS).  Each lane copies and later reads only its own bytes
 // (its two 16-byte code chunks and the aligned 4-byte word holding its two
 // group scales per row), so no barrier between lanes is needed.
-__device__ __forceinline__ uint4 lds128(unsigned addr);
 constexpr int kStages = 4;
 constexpr int kStageBytes = 2 * 32 * 16 + 2 * 32 * 4;  // per warp: codes [2][32] x 16 B, scales [2][32] x 4 B
 
@@ -199,15 +198,6 @@ __device__ __forceinline__ void read_stage(unsigned buf, int32_t kind, int t, in
   }
 }
 
-// A 16-byte shared-memory load kept in program order with the MMAs (both
-// volatile asm): otherwise the scheduler hoists the B loads of every step in
-// flight and the kernel runs out of registers.
-__device__ __forceinline__ uint4 lds128(unsigned addr) {
-  uint4 v;
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
-  return v;
-}
-
 // acc += A(L) . B over one step; `xc` is the shared address of the lane's
 // token's staged chunk (16 words per plane, planes `plane_words` apart).  `ok` false (token
 // past the tile or columns past K): B is zero, never read.  The A fragments
@@ -257,46 +247,11 @@ __device__ __forceinline__ void step_staged(const RawStep& L, int32_t kind, unsi
 }
 
 // Stages the activation rows of `valid` assignments (list[0..valid)) as B
-// fragments: per token, per plane, per 32-column chunk 16 words; word 4j + i
-// of a chunk = columns (8j + i, 8j + i + 4).  kPlanes 3: F32 rows split into
-// hi + mid + lo BF16 (exact); otherwise BF16 rows, kPlanes planes of them.
+// fragments (mma_fp4::stage_b_fragments).
 template <int kPlanes>
 __device__ void stage_rows(const DecodeArgs& a, const int32_t* list, int valid, uint32_t* xs) {
-  const int chunks = static_cast<int>(a.k / 32), plane_words = chunks * 16;
-  const int units = valid * chunks * 4;
-#pragma unroll 1
-  for (int i = threadIdx.x; i < units; i += blockDim.x) {
-    const int m = i / (chunks * 4), c = (i / 4) % chunks, j = i % 4;
-    const int64_t row = list[m] / a.x_div, col = int64_t(c) * 32 + 8 * j;
-    uint32_t* dst = xs + m * a.tok_stride + c * 16 + 4 * j;
-    if constexpr (kPlanes == 3) {
-      const float* src = static_cast<const float*>(a.x.data) + row * a.x.row_stride + col;
-      const float4 u = *reinterpret_cast<const float4*>(src), v = *reinterpret_cast<const float4*>(src + 4);
-      float f[8] = {u.x, u.y, u.z, u.w, v.x, v.y, v.z, v.w};
-#pragma unroll
-      for (int p = 0; p < 3; ++p) {
-        uint4 w;
-        w.x = pack_split(f[0], f[4]);
-        w.y = pack_split(f[1], f[5]);
-        w.z = pack_split(f[2], f[6]);
-        w.w = pack_split(f[3], f[7]);
-        *reinterpret_cast<uint4*>(dst + p * plane_words) = w;
-      }
-    } else {
-#pragma unroll
-      for (int p = 0; p < kPlanes; ++p) {
-        const __nv_bfloat16* src =
-            static_cast<const __nv_bfloat16*>(a.x.data) + p * a.x_lo_offset + row * a.x.row_stride + col;
-        const uint4 u = *reinterpret_cast<const uint4*>(src);
-        uint4 w;
-        w.x = __byte_perm(u.x, u.z, 0x5410);  // (x0, x4)
-        w.y = __byte_perm(u.x, u.z, 0x7632);  // (x1, x5)
-        w.z = __byte_perm(u.y, u.w, 0x5410);  // (x2, x6)
-        w.w = __byte_perm(u.y, u.w, 0x7632);  // (x3, x7)
-        *reinterpret_cast<uint4*>(dst + p * plane_words) = w;
-      }
-    }
-  }
+  stage_b_fragments<kPlanes>(a.x, a.x_lo_offset, a.k, valid, a.tok_stride,
+                             [&](int m) { return int64_t(list[m] / a.x_div); }, xs);
 }
 
 __device__ __forceinline__ void store_h(const DecodeArgs& a, int32_t asg, int64_t row, float v) {
@@ -588,13 +543,6 @@ constexpr int kDownRing = 4;
 
 size_t align256(size_t b) { return (b + 255) / 256 * 256; }
 
-// Staged words per token: planes of K/32 chunks of 16 words, padded so that
-// consecutive tokens start 64 bytes apart modulo 128 (fewer bank conflicts).
-int32_t token_stride(int planes, int64_t k) {
-  const int64_t w = planes * (k / 32) * 16;
-  return static_cast<int32_t>(w % 32 == 0 ? w + 16 : w);
-}
-
 struct Carved {
   __nv_bfloat16* h;
   float* y;
@@ -646,7 +594,7 @@ bool moe_decode_fits(const MoeProblem& p) {
                     (p.x.row_stride * (p.x.dtype == SEATRT_DTYPE_F32 ? 4 : 2)) % 16 == 0;
   // One token's staged rows and the tables must fit the shared-memory budget.
   const size_t table = static_cast<size_t>(2 * p.num_experts) * sizeof(WeightRef);
-  const size_t one = sizeof(uint32_t) * size_t(token_stride(3, p.hidden > p.intermediate ? p.hidden : p.intermediate));
+  const size_t one = sizeof(uint32_t) * size_t(staged_token_words(3, p.hidden > p.intermediate ? p.hidden : p.intermediate));
   return p.vec && x_ok && p.hidden % 32 == 0 && p.intermediate % 32 == 0 && p.tokens * p.top_k <= kMaxAssign &&
          p.num_experts <= kMaxExperts &&
          table + one + 8 * 1024 + size_t(kGluWarps) * kStages * kStageBytes <= kSmemBudget;
@@ -686,7 +634,7 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
             : choice.async_loads || p.tokens <= 8 || p.tokens > 16 ? 2
                                                                    : 1;
   g.split = split;
-  g.tok_stride = token_stride(f32 ? 3 : 1, p.hidden);
+  g.tok_stride = staged_token_words(f32 ? 3 : 1, p.hidden);
   g.table_bytes = static_cast<int32_t>(2 * size_t(p.num_experts) * sizeof(WeightRef));
   g.h = ws.h;
   g.h_lo_offset = A * p.intermediate;
@@ -716,7 +664,7 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
   d.x_lo_offset = A * p.intermediate;
   d.x_div = 1;
   d.split = 1;
-  d.tok_stride = token_stride(2, p.intermediate);
+  d.tok_stride = staged_token_words(2, p.intermediate);
   d.table_bytes = static_cast<int32_t>((size_t(p.num_experts) * sizeof(WeightRef) + 15) / 16 * 16);
   int down_tile = static_cast<int>(p.tokens < 8 ? p.tokens : 8);
   const size_t down_stages = load == 2 ? size_t(down_warps) * kStages * kStageBytes + 16 : 0;

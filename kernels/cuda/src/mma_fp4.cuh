@@ -199,5 +199,71 @@ __device__ __forceinline__ void finish_scales(StepLoad<false>& L, int32_t kind) 
   }
 }
 
+// A 16-byte shared-memory load kept in program order with the MMAs (both
+// volatile asm): otherwise the scheduler hoists the B loads of every step in
+// flight and the kernel runs out of registers.
+__device__ __forceinline__ uint4 lds128(unsigned addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
+  return v;
+}
+
+// Activation rows staged once per block in shared memory as the MMA's B
+// fragments, so that a step reads them with one 16-byte shared load per
+// 8 columns per plane instead of global loads (and, for F32, the split) in
+// every warp at every step.  Layout: token m at word m * tok_stride; plane
+// p at + p * plane_words (plane_words = k / 32 * 16); per 32-column chunk
+// c, 16 words; word 4j + i of a chunk = columns (32c + 8j + i, 32c + 8j +
+// i + 4), the pairing of unpack_pair.  kPlanes 3: F32 rows split into hi +
+// mid + lo BF16 (exact); otherwise BF16 rows, kPlanes planes `lo_offset`
+// elements apart.  row_of(m): token m's row of x.  All threads of the block
+// take part; the caller puts a barrier before (previous readers) and after.
+template <int kPlanes, class RowOf>
+__device__ void stage_b_fragments(const Mat& x, int64_t lo_offset, int64_t k, int valid, int tok_stride, RowOf row_of,
+                                  uint32_t* xs) {
+  const int chunks = static_cast<int>(k / 32), plane_words = chunks * 16;
+  const int units = valid * chunks * 4;
+#pragma unroll 1
+  for (int i = threadIdx.x; i < units; i += blockDim.x) {
+    const int m = i / (chunks * 4), c = (i / 4) % chunks, j = i % 4;
+    const int64_t row = row_of(m), col = int64_t(c) * 32 + 8 * j;
+    uint32_t* dst = xs + m * tok_stride + c * 16 + 4 * j;
+    if constexpr (kPlanes == 3) {
+      const float* src = static_cast<const float*>(x.data) + row * x.row_stride + col;
+      const float4 u = *reinterpret_cast<const float4*>(src), v = *reinterpret_cast<const float4*>(src + 4);
+      float f[8] = {u.x, u.y, u.z, u.w, v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int p = 0; p < 3; ++p) {
+        uint4 w;
+        w.x = pack_split(f[0], f[4]);
+        w.y = pack_split(f[1], f[5]);
+        w.z = pack_split(f[2], f[6]);
+        w.w = pack_split(f[3], f[7]);
+        *reinterpret_cast<uint4*>(dst + p * plane_words) = w;
+      }
+    } else {
+#pragma unroll
+      for (int p = 0; p < kPlanes; ++p) {
+        const __nv_bfloat16* src =
+            static_cast<const __nv_bfloat16*>(x.data) + p * lo_offset + row * x.row_stride + col;
+        const uint4 u = *reinterpret_cast<const uint4*>(src);
+        uint4 w;
+        w.x = __byte_perm(u.x, u.z, 0x5410);  // (x0, x4)
+        w.y = __byte_perm(u.x, u.z, 0x7632);  // (x1, x5)
+        w.z = __byte_perm(u.y, u.w, 0x5410);  // (x2, x6)
+        w.w = __byte_perm(u.y, u.w, 0x7632);  // (x3, x7)
+        *reinterpret_cast<uint4*>(dst + p * plane_words) = w;
+      }
+    }
+  }
+}
+
+// Staged words per token for stage_b_fragments: padded so that consecutive
+// tokens start 64 bytes apart modulo 128 (fewer bank conflicts).
+__host__ __device__ inline int32_t staged_token_words(int planes, int64_t k) {
+  const int64_t w = planes * (k / 32) * 16;
+  return static_cast<int32_t>(w % 32 == 0 ? w + 16 : w);
+}
+
 }  // namespace mma_fp4
 }  // namespace seatrt::cuda
