@@ -65,10 +65,12 @@ TEST_CASE("NVFP4 linear, decode kernel: model K values, M = 1..32, N tails, both
 // The decode kernel's other load variants (SEATRT_LINEAR_DECODE): byte-wise
 // scale loads ("plain"; the default loads them raw) and per-step x loads
 // ("nostage"; by default F32 x of up to 8 rows is staged once per block in
-// shared memory), alone and together, at the model's K values, every n-tile
-// count, both layouts and x dtypes.  (The default path is the test above.)
-TEST_CASE("NVFP4 linear, decode kernel load variants (SEATRT_LINEAR_DECODE=plain, nostage)") {
-  for (const char* variant : {"plain", "nostage", "plain,nostage"}) {
+// shared memory) and the per-step F32 split ("nosplit"; by default F32 x the
+// kernel does not stage is split once into three BF16 planes), alone and
+// together, at the model's K values, every n-tile count, both layouts and x
+// dtypes.  (The default path is the test above.)
+TEST_CASE("NVFP4 linear, decode kernel load variants (SEATRT_LINEAR_DECODE=plain, nostage, nosplit)") {
+  for (const char* variant : {"plain", "nostage", "nosplit", "plain,nostage,nosplit"}) {
     setenv("SEATRT_LINEAR_DECODE", variant, 1);
     for (auto [n, k] : {std::pair<int64_t, int64_t>{264, 704}, {40, 2816}, {264, 4096}, {40, 8192}}) {
       const HostNvfp4 h = random_nvfp4(n, k);

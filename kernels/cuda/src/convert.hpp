@@ -28,6 +28,10 @@ View3 bf16_copy_view(const View3& src, void* dst);
 // Writes the F32 `src` to `dst` as contiguous BF16, rounding to nearest even.
 int launch_to_bf16(Stream s, const View3& src, void* dst);
 
+// Writes the F32 [rows, cols] `src` to `dst` as three contiguous BF16 planes
+// (hi, mid, lo: exact), x_planes_bytes(src) bytes (launch.hpp).
+int launch_to_planes(Stream s, const Mat& src, void* dst);
+
 // A 2-D view as the 3-D view [rows, 1, cols].
 View3 view3_of(const Mat& m);
 

@@ -58,6 +58,9 @@ struct GemvArgs {
   // shared memory as three BF16 planes (k_gemv_mma.cu kStage); the default,
   // SEATRT_LINEAR_DECODE=nostage turns it off.
   bool stage_x = false;
+  // x is BF16 in three planes (hi, mid, lo of an F32 activation, split once
+  // by launch_to_planes), x_lo_offset elements apart.
+  bool x_three_planes = false;
 };
 
 __device__ __forceinline__ float e4m3_to_float(uint8_t b) {
@@ -229,6 +232,8 @@ __device__ __forceinline__ float group_sum(float v) {
 bool gemv_mma_fits(const GemvArgs& a);
 // `max_rows`: the most activation rows one weight sees (picks the n-tiles).
 int launch_gemv_mma(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_rows);
+// Whether launch_gemv_mma stages this F32 x in shared memory itself.
+bool gemv_mma_stages_x(const GemvArgs& a, int64_t max_rows);
 
 // The MoE decode path (k_moe_decode.cu): two launches, no grouping kernel.
 // `split` (1, 2, 4, 8; else chosen from the expert count) is the warps

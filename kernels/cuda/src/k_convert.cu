@@ -3,6 +3,7 @@
 // the row: loads and stores coalesce, and the row's offset is computed once.
 #include "convert.hpp"
 #include "device_common.cuh"
+#include "pdl.cuh"
 
 namespace seatrt::cuda {
 namespace {
@@ -19,7 +20,39 @@ __global__ void f32_to_bf16_kernel(View3 src, __nv_bfloat16* dst) {
   }
 }
 
+// F32 [rows, cols] -> three contiguous BF16 planes [3][rows][cols]: hi =
+// bf16(x), mid = bf16(x - hi), lo = bf16(x - hi - mid), the value exactly
+// (24 significant bits) barring underflow.  Waits on the previous kernel
+// (programmatic dependent launch) before reading x.
+__global__ void f32_to_planes_kernel(Mat src, __nv_bfloat16* dst) {
+  pdl_enter();
+  const int64_t n = src.rows * src.cols;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = i / src.cols, c = i % src.cols;
+    float v = static_cast<const float*>(src.data)[r * src.row_stride + c];
+#pragma unroll
+    for (int p = 0; p < 3; ++p) {
+      const __nv_bfloat16 b = __float2bfloat16_rn(v);
+      dst[p * n + i] = b;
+      v -= __bfloat162float(b);
+    }
+  }
+}
+
 }  // namespace
+
+size_t x_planes_bytes(const Mat& x) {
+  const size_t bytes = 3 * static_cast<size_t>(x.rows * x.cols) * 2;
+  return (bytes + 255) / 256 * 256;
+}
+
+int launch_to_planes(Stream s, const Mat& src, void* dst) {
+  const int64_t n = src.rows * src.cols;
+  if (n == 0) return 0;
+  const int64_t blocks = ceil_div(n, kThreads);
+  return static_cast<int>(launch_pdl(f32_to_planes_kernel, dim3(static_cast<unsigned>(blocks < 4096 ? blocks : 4096)),
+                                     dim3(kThreads), 0, cudaStream_t(s), src, static_cast<__nv_bfloat16*>(dst)));
+}
 
 size_t bf16_copy_bytes(const View3& v) {
   const size_t bytes = static_cast<size_t>(v.d0 * v.d1 * v.d2) * 2;

@@ -57,7 +57,7 @@ __device__ __forceinline__ void load_b_bf16(const __nv_bfloat16* xr, bool ok, ui
 }
 
 // How the activations arrive.
-enum XMode : int { kXBf16 = 0, kXF32 = 1, kXBf16Pair = 2 };
+enum XMode : int { kXBf16 = 0, kXF32 = 1, kXBf16Pair = 2, kXBf16Tri = 3 };
 
 // acc[nt] += A(L) . B(x rows of n-tile nt) for one step.  One n-tile of
 // BF16 activations: the B fragments are loaded first and each A fragment is
@@ -66,7 +66,7 @@ enum XMode : int { kXBf16 = 0, kXF32 = 1, kXBf16Pair = 2 };
 template <int kNt, int kX, bool kDense, bool kPerMma>
 __device__ __forceinline__ void step_mma(const StepLoad<kDense>& L, const Mat& x, int64_t x_lo_offset,
                                          const int64_t* xrow, int ntv, int64_t k0, bool k_ok, float (*acc)[4]) {
-  constexpr int kPlanes = kX == kXBf16Pair ? 2 : 1;
+  constexpr int kPlanes = kX == kXBf16Pair ? 2 : kX == kXBf16Tri ? 3 : 1;
   if (kPerMma && kNt == 1 && kX != kXF32) {
     const bool ok = k_ok && xrow[0] >= 0;
     const __nv_bfloat16* xr = static_cast<const __nv_bfloat16*>(x.data) + (ok ? xrow[0] * x.row_stride + k0 : 0);
@@ -406,6 +406,8 @@ int launch_rows(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_
 
 }  // namespace
 
+bool gemv_mma_stages_x(const GemvArgs& a, int64_t max_rows) { return a.stage_x && stage_fits(a, max_rows); }
+
 bool gemv_mma_fits(const GemvArgs& a) {
   const bool x_ok = a.x.dtype == SEATRT_DTYPE_BF16 || (a.x.dtype == SEATRT_DTYPE_F32 && a.x_lo_offset == 0);
   const bool out_ok = a.out_lo_offset == 0 || a.out.dtype == SEATRT_DTYPE_BF16;
@@ -414,6 +416,11 @@ bool gemv_mma_fits(const GemvArgs& a) {
 
 int launch_gemv_mma(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_rows) {
   const bool dense = !a.table && a.w.kind == int32_t(WeightKind::DenseBf16);
+  if (a.x_three_planes) {  // plain linear only: F32 x split once (k_linear.cu)
+    if (dense) return launch_rows<false, kXBf16Tri, true>(st, a, slots, max_rows);
+    if (a.raw_scales) return launch_rows<false, kXBf16Tri, false, true>(st, a, slots, max_rows);
+    return launch_rows<false, kXBf16Tri, false>(st, a, slots, max_rows);
+  }
   if (dense) {  // plain linear only (the LM head)
     if (a.x.dtype == SEATRT_DTYPE_F32) return launch_rows<false, kXF32, true>(st, a, slots, max_rows);
     return launch_rows<false, kXBf16, true>(st, a, slots, max_rows);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "convert.hpp"
 #include "gemv.cuh"
 #include "pdl.cuh"
 
@@ -280,7 +281,8 @@ int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
   if (dense_small_n_fits(w, p)) return launch_dense_small_n(s, w, p);
   const bool fp4 = w.kind <= int32_t(WeightKind::Fp4Bf16Scales);
   const bool bf16 = w.kind == int32_t(WeightKind::DenseBf16) && p.x.rows >= 2;
-  if (fp4) {
+  bool split_ok = true;
+  if (fp4 || bf16) {
     // Group scales loaded raw and converted when consumed, and F32 x staged
     // once per block (gemv.cuh): the defaults.  SEATRT_LINEAR_DECODE (read at
     // each call, a benchmarking and test switch; comma-separated) "plain"
@@ -289,8 +291,23 @@ int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
     const std::string opts = v ? std::string(",") + v + "," : std::string();
     a.raw_scales = opts.find(",plain,") == std::string::npos;
     a.stage_x = opts.find(",nostage,") == std::string::npos;
+    split_ok = opts.find(",nosplit,") == std::string::npos;
   }
-  if ((fp4 || bf16) && gemv_mma_fits(a)) return launch_gemv_mma(cudaStream_t(s), a, 1, p.x.rows);
+  if ((fp4 || bf16) && gemv_mma_fits(a)) {
+    // F32 x the kernel does not stage itself (more rows than fit shared
+    // memory, or dense weights): split once into three exact BF16 planes
+    // (one small launch), so no warp splits it again at every step.
+    // SEATRT_LINEAR_DECODE=nosplit keeps the per-step split.
+    if (split_ok && p.x_planes && p.x.dtype == SEATRT_DTYPE_F32 && !gemv_mma_stages_x(a, p.x.rows)) {
+      if (int e = launch_to_planes(s, p.x, p.x_planes)) return e;
+      a.x = Mat{p.x_planes, SEATRT_DTYPE_BF16, p.x.rows, p.x.cols, p.x.cols};
+      a.x_lo_offset = p.x.rows * p.x.cols;
+      a.x_three_planes = true;
+      a.vec = vec_ok(w) && vec_ok(a.x);
+      if (!gemv_mma_fits(a)) return static_cast<int>(cudaErrorInvalidValue);
+    }
+    return launch_gemv_mma(cudaStream_t(s), a, 1, p.x.rows);
+  }
   return launch_gemv(cudaStream_t(s), a, 1, p.x.rows);
 }
 

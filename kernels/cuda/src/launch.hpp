@@ -55,7 +55,14 @@ struct GemvProblem {
   int64_t k = 0;  // input features
   Mat x;          // [rows, k]
   Mat out;        // [rows', n]
+  // Optional scratch of at least x_planes_bytes(x) bytes: decode-shaped F32
+  // x that the kernel does not stage itself is split there once into three
+  // exact BF16 planes (k_linear.cu).
+  void* x_planes = nullptr;
 };
+
+// Bytes of the three BF16 planes of an F32 [rows, cols] activation.
+size_t x_planes_bytes(const Mat& x);
 
 int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p);
 // Dense BF16 weights with at most kDenseSmallNMaxFeatures outputs and at most

@@ -119,6 +119,10 @@ void linear(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_linear_arg
     check(launch_to_bf16(s, x32, copy), "linear launch (F32 -> BF16)");
     p.x = Mat{copy, SEATRT_DTYPE_BF16, p.x.rows, p.x.cols, p.x.cols};
   }
+  // Decode-shaped F32 x: scratch for its one-time split into BF16 planes,
+  // which launch_linear uses where the kernel does not stage x itself.
+  if (p.x.dtype == SEATRT_DTYPE_F32 && p.x.rows <= kLinearTensorCoreRows && p.k % 32 == 0)
+    p.x_planes = scratch(ctx, s, x_planes_bytes(p.x));
   check(launch_linear(s, w, p), "linear launch");
 }
 
