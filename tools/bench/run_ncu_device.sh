@@ -19,11 +19,14 @@ stamp() { echo "== $1 (t=$(( $(date +%s) - t0 )) s)"; }
 sections=(--section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats
           --section LaunchStats --section MemoryWorkloadAnalysis)
 
-stamp "1a. MoE decode kernels, ${MOE_BATCH:-16} tokens, F32 x"
-SEATRT_BENCH_PARTS=moe SEATRT_BENCH_MOE_VARIANTS="" timeout 120 ncu --clock-control none "${sections[@]}" \
-  --kernel-name-base demangled -k "regex:moe_decode_kernel<(true, 3|false)" -c 4 \
-  "$c/bin/seatrt-bench-ops" "$plugin" 1 "${MOE_BATCH:-16}" > "$out/ncu_moe.txt" 2>&1
-echo "exit $?"; grep -E "moe_decode_kernel|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Issued Ipc|No Eligible|Stall|Grid Size|Block Size|Waves" "$out/ncu_moe.txt" | head -70
+stalls=smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio,smsp__average_warps_issue_stalled_membar_per_issue_active.ratio,smsp__average_warps_issue_stalled_sleeping_per_issue_active.ratio,smsp__average_warps_issue_stalled_branch_resolving_per_issue_active.ratio,smsp__average_warps_issue_stalled_drain_per_issue_active.ratio,smsp__inst_executed.sum,sm__cycles_active.avg
+for which in "gate/up F32 x:.bool.1, .int.3" "down:.bool.0"; do
+  stamp "1a. MoE decode kernel ${which%%:*}, ${MOE_BATCH:-16} tokens"
+  SEATRT_BENCH_PARTS=moe SEATRT_BENCH_MOE_VARIANTS="s2" timeout 120 ncu --clock-control none "${sections[@]}" \
+    --metrics "$stalls" --kernel-name-base demangled -k "regex:moe_decode_kernel<${which#*:}" -c 2 \
+    "$c/bin/seatrt-bench-ops" "$plugin" 1 "${MOE_BATCH:-16}" > "$out/ncu_moe_${which%%[ :]*}.txt" 2>&1
+  echo "exit $?"; grep -E "moe_decode_kernel|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Dynamic Shared|Issued Warp|No Eligible|Grid Size|Block Size|stalled|inst_executed|cycles_active" "$out/ncu_moe_${which%%[ :]*}.txt" | sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//' | head -70
+done
 
 stamp "1b. NVFP4 decode Linear, batch 1"
 SEATRT_BENCH_PARTS=linears timeout 90 ncu --clock-control none "${sections[@]}" \

@@ -46,8 +46,8 @@ struct DecodeArgs {
   int32_t act = 0;
   int32_t split = 1;        // warps sharing one 16-row tile's K
   int32_t tile_tokens = 8;  // tokens staged per pass (one MMA n-tile)
+  int32_t table_bytes = 0;  // > 0: the whole expert tables are copied to shared memory before the PDL wait
   int32_t tok_stride = 0;   // staged 32-bit words per token
-  int32_t table_bytes = 0;  // shared-memory bytes of the copied tables (16-aligned)
   int32_t stage_offset = 0; // load mode 2: byte offset of the warps' stage buffers
   __nv_bfloat16* h = nullptr;  // launch 1 output: [A, I] hi plane, lo plane h_lo_offset later
   int64_t h_lo_offset = 0;
@@ -306,32 +306,40 @@ __device__ void sum_chunk(const DecodeArgs& a, const int32_t* ids, int64_t r0, i
 // kPlanes: BF16 planes of the staged activations (3: F32 x split exactly).
 // kLoad: 0 the register ring with byte-wise scale loads (version 4 as
 // measured), 1 the ring with one scale load per row, 2 cp.async stages.
-template <bool kGlu, int kPlanes, int kRing, int kLoad>
-__global__ void __launch_bounds__(256, 2) moe_decode_kernel(DecodeArgs a) {
+// kTight (down blocks, more than 4 tokens): at most 80 registers so that six
+// 128-thread blocks fit an SM.  The down kernel is latency-bound (each block
+// streams only 6 steps per warp; ncu, 2026-12-01: 24% occupancy, 19% of
+// DRAM bandwidth at 16 tokens), so more resident blocks is more bytes in
+// flight; at <= 4 tokens (one wave) the spills it costs made the batch-1
+// step 3% slower, so there the bound stays at 128.
+template <bool kGlu, int kPlanes, int kRing, int kLoad, bool kTight = false>
+__global__ void __launch_bounds__(256, kTight ? 3 : 2) moe_decode_kernel(DecodeArgs a) {
   constexpr bool kWide = kLoad == 1;
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ int32_t s_ids[kMaxAssign];
   __shared__ int32_t s_list[kMaxAssign];
   __shared__ uint32_t s_mask[kMaxExperts / 32];
   __shared__ int s_info[3];  // expert, its assignment count, experts in use
+  __shared__ WeightRef s_w[2];  // this block's expert: gate (or down), up
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
   const int E = a.num_experts, A = a.assignments;
-  WeightRef* s_table = reinterpret_cast<WeightRef*>(smem);
+  const WeightRef* s_table = reinterpret_cast<const WeightRef*>(smem);  // when a.table_bytes > 0
   uint32_t* xs = reinterpret_cast<uint32_t*>(smem + a.table_bytes);
   float* red = reinterpret_cast<float*>(xs + a.tile_tokens * a.tok_stride);
 
-  // Before the PDL wait: only what the previous kernel cannot write (the
-  // expert tables, uploaded once by the host).
-  {
-    constexpr int kWords = sizeof(WeightRef) / 8;
-    static_assert(sizeof(WeightRef) % 8 == 0, "WeightRef copies as 8-byte words");
-    uint2* dst = reinterpret_cast<uint2*>(s_table);
+  constexpr int kWords = sizeof(WeightRef) / 8;
+  static_assert(sizeof(WeightRef) % 8 == 0, "WeightRef copies as 8-byte words");
+  if (a.table_bytes > 0) {
+    // Few tokens (one wave of blocks): the whole tables before the PDL wait,
+    // which overlaps the previous kernel, so no L2 round trip for this
+    // block's entries after the ids.
+    uint2* dst = reinterpret_cast<uint2*>(smem);
     for (int i = tid; i < E * kWords; i += blockDim.x) {
       dst[i] = __ldg(reinterpret_cast<const uint2*>(a.table) + i);
       if (kGlu) dst[E * kWords + i] = __ldg(reinterpret_cast<const uint2*>(a.table_up) + i);
     }
-    for (int i = tid; i < kMaxExperts / 32; i += blockDim.x) s_mask[i] = 0;
   }
+  for (int i = tid; i < kMaxExperts / 32; i += blockDim.x) s_mask[i] = 0;
   pdl_start();
   // The mask must be zero before any thread sets a bit: without this barrier
   // a warp past its table copy set bits that warp 0 then cleared (lost
@@ -374,6 +382,15 @@ __global__ void __launch_bounds__(256, 2) moe_decode_kernel(DecodeArgs a) {
     return;
   }
   const int e = s_info[0];
+  if (warp == 1 && lane < (kGlu ? 2 : 1) * kWords) {
+    // Warp 1 copies this expert's table entries beside warp 0's list: from
+    // the shared copy, or else from global memory (one L2 round trip; with
+    // many tokens the whole tables would cost 5-10 KB of shared memory and
+    // their copy time in every block of the later waves).
+    const WeightRef* src = a.table_bytes > 0 ? s_table + (lane < kWords ? e : E + e)
+                                             : lane < kWords ? a.table + e : a.table_up + e;
+    reinterpret_cast<uint2*>(s_w)[lane] = reinterpret_cast<const uint2*>(src)[lane % kWords];
+  }
   if (warp == 0) {
     // This expert's assignments, in assignment order.
     int n = 0;
@@ -388,8 +405,8 @@ __global__ void __launch_bounds__(256, 2) moe_decode_kernel(DecodeArgs a) {
   }
   __syncthreads();
   const int count = s_info[1];
-  const WeightRef& w = s_table[e];
-  const WeightRef& wu = s_table[kGlu ? E + e : e];
+  const WeightRef& w = s_w[0];
+  const WeightRef& wu = s_w[kGlu ? 1 : 0];
   const int32_t kind = w.kind;
   const bool fp4 = kind <= int32_t(WeightKind::Fp4Bf16Scales) && wu.kind == kind &&
                    (!kWide || (scales_aligned(w) && scales_aligned(wu))) &&
@@ -414,7 +431,7 @@ __global__ void __launch_bounds__(256, 2) moe_decode_kernel(DecodeArgs a) {
     auto issue = [&](int u, RawStep& L) {
       const bool second = kGlu && u >= ns;
       const int64_t k0 = int64_t(s_begin + (second ? u - ns : u)) * kKStep + 32 * t;
-      load_raw<kWide>(s_table[second ? E + e : e], n0, a.n, k0, u < total && k0 < a.k, g, L);
+      load_raw<kWide>(s_w[second ? 1 : 0], n0, a.n, k0, u < total && k0 < a.k, g, L);
     };
     // Load mode 2: step u of the stream into stage u % kStages of this warp.
     const unsigned stage0 = static_cast<unsigned>(__cvta_generic_to_shared(smem)) + unsigned(a.stage_offset) +
@@ -422,7 +439,7 @@ __global__ void __launch_bounds__(256, 2) moe_decode_kernel(DecodeArgs a) {
     auto issue_stage = [&](int u) {
       const bool second = kGlu && u >= ns;
       const int64_t k0 = int64_t(s_begin + (second ? u - ns : u)) * kKStep + 32 * t;
-      issue_async(s_table[second ? E + e : e], n0, a.n, k0, k0 < a.k, u < total, g, lane,
+      issue_async(s_w[second ? 1 : 0], n0, a.n, k0, k0 < a.k, u < total, g, lane,
                   stage0 + unsigned((u % kStages) * kStageBytes));
     };
     for (int t0 = 0; t0 < count; t0 += a.tile_tokens) {
@@ -542,6 +559,7 @@ constexpr int kGluRingF32 = 3;
 constexpr int kDownRing = 4;
 
 size_t align256(size_t b) { return (b + 255) / 256 * 256; }
+size_t align16(size_t b) { return (b + 15) / 16 * 16; }
 
 struct Carved {
   __nv_bfloat16* h;
@@ -562,13 +580,13 @@ Carved carve(const MoeProblem& p, void* base) {
 }
 
 template <bool kGlu, int kPlanes, int kRing>
-int launch_one(cudaStream_t st, DecodeArgs a, dim3 grid, unsigned threads, int load) {
-  size_t smem = static_cast<size_t>(a.table_bytes) + sizeof(uint32_t) * size_t(a.tile_tokens) * size_t(a.tok_stride) +
+int launch_one(cudaStream_t st, DecodeArgs a, dim3 grid, unsigned threads, int load, bool tight = false) {
+  size_t smem = size_t(a.table_bytes) + sizeof(uint32_t) * size_t(a.tile_tokens) * size_t(a.tok_stride) +
                 (kGlu && a.split > 1 ? sizeof(float) * 8 * threads : 0);
   smem = (smem + 15) / 16 * 16;
   a.stage_offset = static_cast<int32_t>(smem);
   if (load == 2) smem += size_t(threads / 32) * kStages * kStageBytes;
-  auto kernel = load == 2   ? moe_decode_kernel<kGlu, kPlanes, kRing, 2>
+  auto kernel = load == 2   ? (tight ? moe_decode_kernel<kGlu, kPlanes, kRing, 2, !kGlu> : moe_decode_kernel<kGlu, kPlanes, kRing, 2>)
                 : load == 1 ? moe_decode_kernel<kGlu, kPlanes, kRing, 1>
                             : moe_decode_kernel<kGlu, kPlanes, kRing, 0>;
   // Always: the kernel's ~4 KB of static shared memory counts against the
@@ -592,12 +610,11 @@ bool moe_decode_fits(const MoeProblem& p) {
   const bool x_ok = (p.x.dtype == SEATRT_DTYPE_F32 || p.x.dtype == SEATRT_DTYPE_BF16) &&
                     reinterpret_cast<uintptr_t>(p.x.data) % 16 == 0 &&
                     (p.x.row_stride * (p.x.dtype == SEATRT_DTYPE_F32 ? 4 : 2)) % 16 == 0;
-  // One token's staged rows and the tables must fit the shared-memory budget.
-  const size_t table = static_cast<size_t>(2 * p.num_experts) * sizeof(WeightRef);
+  // One token's staged rows must fit the shared-memory budget.
   const size_t one = sizeof(uint32_t) * size_t(staged_token_words(3, p.hidden > p.intermediate ? p.hidden : p.intermediate));
   return p.vec && x_ok && p.hidden % 32 == 0 && p.intermediate % 32 == 0 && p.tokens * p.top_k <= kMaxAssign &&
          p.num_experts <= kMaxExperts &&
-         table + one + 8 * 1024 + size_t(kGluWarps) * kStages * kStageBytes <= kSmemBudget;
+         one + 8 * 1024 + (p.tokens <= 4 ? 2 * size_t(p.num_experts) * sizeof(WeightRef) : 0) + size_t(kGluWarps) * kStages * kStageBytes <= kSmemBudget;
 }
 
 int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, const MoeDecodeChoice& choice) {
@@ -635,7 +652,11 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
                                                                    : 1;
   g.split = split;
   g.tok_stride = staged_token_words(f32 ? 3 : 1, p.hidden);
-  g.table_bytes = static_cast<int32_t>(2 * size_t(p.num_experts) * sizeof(WeightRef));
+  // Up to 4 tokens every block is in the first wave: the tables' copy
+  // overlaps the previous kernel (PDL) and saves an L2 round trip per block
+  // (batch-1 step 5.18 -> 5.01 ms, 2026-12-01).
+  const bool copy_tables = p.tokens <= 4;
+  g.table_bytes = copy_tables ? static_cast<int32_t>(align16(2 * size_t(p.num_experts) * sizeof(WeightRef))) : 0;
   g.h = ws.h;
   g.h_lo_offset = A * p.intermediate;
   g.counters = ws.counters;
@@ -665,8 +686,12 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
   d.x_div = 1;
   d.split = 1;
   d.tok_stride = staged_token_words(2, p.intermediate);
-  d.table_bytes = static_cast<int32_t>((size_t(p.num_experts) * sizeof(WeightRef) + 15) / 16 * 16);
-  int down_tile = static_cast<int>(p.tokens < 8 ? p.tokens : 8);
+  d.table_bytes = copy_tables ? static_cast<int32_t>(align16(size_t(p.num_experts) * sizeof(WeightRef))) : 0;
+  // At most 4 staged tokens (11 KB of h planes at I = 704): with 4 stages
+  // of 4 warps that keeps a 128-thread down block at ~32 KB, six per SM (an
+  // expert sees 1.6 tokens at batch 16, 2.3 at 32 under uniform routing;
+  // more take another pass over its weights, from L2).
+  int down_tile = static_cast<int>(p.tokens < 4 ? p.tokens : 4);
   const size_t down_stages = load == 2 ? size_t(down_warps) * kStages * kStageBytes + 16 : 0;
   while (down_tile > 1 &&
          size_t(d.table_bytes) + down_stages + sizeof(uint32_t) * size_t(down_tile) * size_t(d.tok_stride) > kSmemBudget)
@@ -678,7 +703,7 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
   d.chunks = g.chunks;
   d.out = p.out;
   const dim3 grid_d(static_cast<unsigned>(g.chunks), slots);
-  return launch_one<false, 2, kDownRing>(st, d, grid_d, static_cast<unsigned>(32 * down_warps), load);
+  return launch_one<false, 2, kDownRing>(st, d, grid_d, static_cast<unsigned>(32 * down_warps), load, p.tokens > 4);
 }
 
 }  // namespace seatrt::cuda
