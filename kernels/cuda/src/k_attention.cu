@@ -15,23 +15,26 @@ constexpr int kWarps = 8;
 // Blocks stride over tokens; a token's heads x dim elements are indexed in
 // 32 bits (one division per element instead of three 64-bit ones: at 8k
 // prompt rows the 64-bit index math made this a quarter of its bandwidth).
+// One element of K (and V) per thread over a flat grid-stride range, both
+// loads before both stores: the per-token block loop it replaces stored
+// between loads, so each of a decode token's 8-16 elements per thread
+// waited a full memory latency (ncu, 2026-12-01: ~10 µs for one token).
 __global__ void kv_store_kernel(KvStoreProblem p) {
   pdl_enter();  // before any global access (pdl.cuh)
   const int heads = static_cast<int>(p.k.d1), dim = static_cast<int>(p.k.d2), per_token = heads * dim;
-  for (int64_t t = blockIdx.x; t < p.k.d0; t += gridDim.x) {
+  const int64_t total = p.k.d0 * per_token;
+  const bool narrow = total <= 0x7fffffff;  // 32-bit division (a 64-bit one is ~5x the instructions)
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t t = narrow ? int64_t(uint32_t(i) / uint32_t(per_token)) : i / per_token;
+    const int e = static_cast<int>(i - t * per_token), h = e / dim, d = e - h * dim;
     const int64_t slot = p.slots[t];
+    const float kv = load_as_float(p.k.data, p.k.dtype, t * p.k.s0 + h * p.k.s1 + d);
+    const float vv = p.v.data ? load_as_float(p.v.data, p.v.dtype, t * p.v.s0 + h * p.v.s1 + d) : 0.0f;
     if (slot < 0 || slot >= p.num_slots) continue;  // -1 skips; out of range is ignored
-    for (int e = threadIdx.x; e < per_token; e += blockDim.x) {
-      const int h = e / dim, d = e - h * dim;
-      const int64_t dst = slot * per_token + e;
-      // Scales apply to F8 caches only ("1.0 otherwise", kernels.h).
-      const float kv = load_as_float(p.k.data, p.k.dtype, t * p.k.s0 + h * p.k.s1 + d);
-      store_from_float(p.k_cache, p.cache_dtype, dst, kv / p.k_scale);
-      if (p.v.data) {
-        const float vv = load_as_float(p.v.data, p.v.dtype, t * p.v.s0 + h * p.v.s1 + d);
-        store_from_float(p.v_cache, p.cache_dtype, dst, vv / p.v_scale);
-      }
-    }
+    const int64_t dst = slot * per_token + e;
+    // Scales apply to F8 caches only ("1.0 otherwise", kernels.h).
+    store_from_float(p.k_cache, p.cache_dtype, dst, kv / p.k_scale);
+    if (p.v.data) store_from_float(p.v_cache, p.cache_dtype, dst, vv / p.v_scale);
   }
 }
 
@@ -181,8 +184,9 @@ __global__ void attention_combine_kernel(AttentionProblem p, const float* partia
 
 int launch_kv_store(Stream s, const KvStoreProblem& p) {
   if (p.k.d0 * p.k.d1 * p.k.d2 == 0) return 0;
-  const int64_t blocks = p.k.d0 < (1 << 20) ? p.k.d0 : (1 << 20);
-  (void)launch_pdl(kv_store_kernel, static_cast<unsigned>(blocks), 256, 0, cudaStream_t(s), p);
+  const int64_t blocks = ceil_div(p.k.d0 * p.k.d1 * p.k.d2, 256);
+  (void)launch_pdl(kv_store_kernel, static_cast<unsigned>(blocks < 132 * 16 ? blocks : 132 * 16), 256, 0,
+                   cudaStream_t(s), p);
   return last_error();
 }
 

@@ -392,7 +392,8 @@ int launch_nt(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_ro
 // blocks per SM: one token at every model K, up to 5 at K = 2816.
 constexpr size_t kStageBudget = 100 * 1024;
 bool stage_fits(const GemvArgs& a, int64_t max_rows) {
-  return a.x.dtype == SEATRT_DTYPE_F32 && !a.glu && !a.table && a.x_lo_offset == 0 && a.out_lo_offset == 0 &&
+  return a.w.kind <= int32_t(WeightKind::Fp4Bf16Scales) && a.x.dtype == SEATRT_DTYPE_F32 && !a.glu && !a.table &&
+         a.x_lo_offset == 0 && a.out_lo_offset == 0 &&
          !a.groups.active && max_rows >= 1 && max_rows <= 8 &&
          sizeof(uint32_t) * size_t(staged_token_words(3, a.k)) * size_t(max_rows) <= kStageBudget;
 }

@@ -275,23 +275,26 @@ int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
   // input rounding).  F32 activations stay on the fp32 path.
   if (p.x.rows > kTensorCoreRows && p.x.dtype == SEATRT_DTYPE_BF16)
     return launch_linear_tc(s, w, p, a.vec && (reinterpret_cast<uintptr_t>(p.x.data) % 16) == 0);
-  // NVFP4 weights: the tensor-core decode kernel.  Dense BF16 weights (the LM
-  // head) too from 2 rows on; one row stays on the CUDA-core GEMV, measured at
-  // 67-74% of the copy bandwidth for the LM head.
+  // NVFP4 weights: the tensor-core decode kernel; dense BF16 weights (the LM
+  // head) too, see below.
   if (dense_small_n_fits(w, p)) return launch_dense_small_n(s, w, p);
   const bool fp4 = w.kind <= int32_t(WeightKind::Fp4Bf16Scales);
-  const bool bf16 = w.kind == int32_t(WeightKind::DenseBf16) && p.x.rows >= 2;
-  bool split_ok = true;
+  const char* v = std::getenv("SEATRT_LINEAR_DECODE");
+  const std::string opts = v ? std::string(",") + v + "," : std::string();
+  const bool split_ok = opts.find(",nosplit,") == std::string::npos;
+  // Dense BF16 weights (the LM head) on the tensor-core kernel from 2 rows,
+  // and at 1 row when F32 x is split once into BF16 planes (the CUDA-core
+  // GEMV reached ~2.5 TB/s there; SEATRT_LINEAR_DECODE=gemv1 keeps it).
+  const bool dense = w.kind == int32_t(WeightKind::DenseBf16);
+  const bool bf16 = dense && (p.x.rows >= 2 || (split_ok && p.x_planes && p.x.dtype == SEATRT_DTYPE_F32 &&
+                                                opts.find(",gemv1,") == std::string::npos));
   if (fp4 || bf16) {
     // Group scales loaded raw and converted when consumed, and F32 x staged
     // once per block (gemv.cuh): the defaults.  SEATRT_LINEAR_DECODE (read at
     // each call, a benchmarking and test switch; comma-separated) "plain"
     // takes the byte-wise scale loads, "nostage" the per-step x loads.
-    const char* v = std::getenv("SEATRT_LINEAR_DECODE");
-    const std::string opts = v ? std::string(",") + v + "," : std::string();
     a.raw_scales = opts.find(",plain,") == std::string::npos;
     a.stage_x = opts.find(",nostage,") == std::string::npos;
-    split_ok = opts.find(",nosplit,") == std::string::npos;
   }
   if ((fp4 || bf16) && gemv_mma_fits(a)) {
     // F32 x the kernel does not stage itself (more rows than fit shared

@@ -1,6 +1,7 @@
 // Router top-k (softmax over all experts in fp32, top-k with ties to the
 // lower id, optional renormalisation and per-expert scale) and the per-row
-// statistics the sampler's greedy fast path needs.  One block per row.
+// statistics the sampler's greedy fast path needs.  One warp per row up to
+// 256 experts and top-8..32 (the model: 128, top-8), else one block per row.
 #include "device_common.cuh"
 #include "pdl.cuh"
 
@@ -80,6 +81,78 @@ __global__ void router_kernel(Mat logits, int32_t top_k, bool renormalize, const
   }
 }
 
+constexpr int kWarpExperts = 256;  // experts per row the one-warp kernel takes (8 per lane)
+constexpr int kWarpTopK = 32;
+
+// Warp-wide arg-max over (value, index) with ties to the lower index; every
+// lane gets the result.
+__device__ __forceinline__ void warp_argmax(float& v, int& idx) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const float ov = __shfl_xor_sync(0xffffffffu, v, o);
+    const int oi = __shfl_xor_sync(0xffffffffu, idx, o);
+    if (ov > v || (ov == v && oi < idx)) { v = ov; idx = oi; }
+  }
+}
+
+// One warp per row (E <= 256, top_k <= 32), the probabilities in registers
+// (expert lane + 32 i in p[i]) and no barrier: the block kernel's ~30
+// barriers were its whole cost at decode (ncu, 2026-12-01: ~9 µs for one
+// row).  The same math: softmax in fp32 (max, exp, sum, divide), top-k
+// rounds with ties to the lower id, the chosen total summed in round order.
+__global__ void router_warp_kernel(Mat logits, int32_t top_k, bool renormalize, const void* pes,
+                                   int32_t pes_dtype, int32_t* ids, float* weights) {
+  pdl_enter();  // before any global access (pdl.cuh)
+  constexpr int kPer = kWarpExperts / 32;
+  const int lane = static_cast<int>(threadIdx.x);
+  const int64_t r = blockIdx.x;
+  const int E = static_cast<int>(logits.cols);
+  float p[kPer];
+  float mx = -INFINITY;
+#pragma unroll
+  for (int i = 0; i < kPer; ++i) {
+    const int e = lane + 32 * i;
+    p[i] = e < E ? mat_load(logits, r, e) : -INFINITY;
+    mx = fmaxf(mx, p[i]);
+  }
+  for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  float sum = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kPer; ++i) {
+    if (lane + 32 * i < E) {
+      p[i] = expf(p[i] - mx);
+      sum += p[i];
+    }
+  }
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+#pragma unroll
+  for (int i = 0; i < kPer; ++i)
+    if (lane + 32 * i < E) p[i] /= sum;
+  float total = 0.0f, mine = 0.0f;
+  int mine_id = 0;
+  for (int j = 0; j < top_k; ++j) {
+    float v = -INFINITY;
+    int idx = 0x7fffffff;
+#pragma unroll
+    for (int i = 0; i < kPer; ++i) {
+      const int e = lane + 32 * i;
+      if (e < E && (p[i] > v || (p[i] == v && e < idx))) { v = p[i]; idx = e; }
+    }
+    warp_argmax(v, idx);
+#pragma unroll
+    for (int i = 0; i < kPer; ++i)
+      if (lane + 32 * i == idx) p[i] = -INFINITY;  // excluded from the next rounds
+    if (lane == j) { mine = v; mine_id = idx; }
+    total += v;
+  }
+  if (lane < top_k) {
+    float w = mine;
+    if (renormalize) w = total > 0.0f ? w / total : 0.0f;
+    if (pes) w *= load_as_float(pes, pes_dtype, mine_id);
+    ids[r * top_k + lane] = mine_id;
+    weights[r * top_k + lane] = w;
+  }
+}
+
 __global__ void row_stats_kernel(const float* logits, int64_t vocab, int64_t row_stride, RowStats* out) {
   pdl_enter();  // before any global access (pdl.cuh)
   __shared__ float scratch[32];
@@ -113,8 +186,12 @@ __global__ void row_stats_kernel(const float* logits, int64_t vocab, int64_t row
 int launch_router_topk(Stream s, const Mat& logits, int32_t top_k, bool renormalize,
                        const void* per_expert_scale, int32_t scale_dtype, int32_t* ids, float* weights) {
   if (logits.rows == 0) return 0;
-  (void)launch_pdl(router_kernel, static_cast<unsigned>(logits.rows), kThreads, 0, cudaStream_t(s),
-      logits, top_k, renormalize, per_expert_scale, scale_dtype, ids, weights);
+  if (logits.cols <= kWarpExperts && top_k <= kWarpTopK)
+    (void)launch_pdl(router_warp_kernel, static_cast<unsigned>(logits.rows), 32, 0, cudaStream_t(s), logits, top_k,
+                     renormalize, per_expert_scale, scale_dtype, ids, weights);
+  else
+    (void)launch_pdl(router_kernel, static_cast<unsigned>(logits.rows), kThreads, 0, cudaStream_t(s),
+        logits, top_k, renormalize, per_expert_scale, scale_dtype, ids, weights);
   return last_error();
 }
 
