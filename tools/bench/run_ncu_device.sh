@@ -20,7 +20,7 @@ sections=(--section SpeedOfLight --section Occupancy --section WarpStateStats --
           --section LaunchStats --section MemoryWorkloadAnalysis)
 
 stalls=smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio,smsp__average_warps_issue_stalled_membar_per_issue_active.ratio,smsp__average_warps_issue_stalled_sleeping_per_issue_active.ratio,smsp__average_warps_issue_stalled_branch_resolving_per_issue_active.ratio,smsp__average_warps_issue_stalled_drain_per_issue_active.ratio,smsp__inst_executed.sum,sm__cycles_active.avg
-for which in "gate/up F32 x:.bool.1, .int.3" "down:.bool.0"; do
+for which in "gate-up F32 x:.bool.1, .int.3" "down:.bool.0"; do
   stamp "1a. MoE decode kernel ${which%%:*}, ${MOE_BATCH:-16} tokens"
   SEATRT_BENCH_PARTS=moe SEATRT_BENCH_MOE_VARIANTS="s2" timeout 120 ncu --clock-control none "${sections[@]}" \
     --metrics "$stalls" --kernel-name-base demangled -k "regex:moe_decode_kernel<${which#*:}" -c 2 \
