@@ -11,25 +11,27 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kMaxExperts = 1024;
 
-// Block-wide arg-max over (value, index) with ties to the lower index.
-__device__ void block_argmax(float& v, int& idx, float* sv, int* si) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+// Warp-wide arg-max over (value, index) with ties to the lower index; every
+// lane gets the result.
+__device__ __forceinline__ void warp_argmax(float& v, int& idx) {
   for (int o = 16; o > 0; o >>= 1) {
     const float ov = __shfl_xor_sync(0xffffffffu, v, o);
     const int oi = __shfl_xor_sync(0xffffffffu, idx, o);
     if (ov > v || (ov == v && oi < idx)) { v = ov; idx = oi; }
   }
+}
+
+// Block-wide arg-max over (value, index) with ties to the lower index.
+__device__ void block_argmax(float& v, int& idx, float* sv, int* si) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  warp_argmax(v, idx);
   __syncthreads();
   if (lane == 0) { sv[warp] = v; si[warp] = idx; }
   __syncthreads();
   const int nwarps = blockDim.x >> 5;
   v = lane < nwarps ? sv[lane] : -INFINITY;
   idx = lane < nwarps ? si[lane] : 0x7fffffff;
-  for (int o = 16; o > 0; o >>= 1) {
-    const float ov = __shfl_xor_sync(0xffffffffu, v, o);
-    const int oi = __shfl_xor_sync(0xffffffffu, idx, o);
-    if (ov > v || (ov == v && oi < idx)) { v = ov; idx = oi; }
-  }
+  warp_argmax(v, idx);
 }
 
 __global__ void router_kernel(Mat logits, int32_t top_k, bool renormalize, const void* pes,
@@ -83,16 +85,6 @@ __global__ void router_kernel(Mat logits, int32_t top_k, bool renormalize, const
 
 constexpr int kWarpExperts = 256;  // experts per row the one-warp kernel takes (8 per lane)
 constexpr int kWarpTopK = 32;
-
-// Warp-wide arg-max over (value, index) with ties to the lower index; every
-// lane gets the result.
-__device__ __forceinline__ void warp_argmax(float& v, int& idx) {
-  for (int o = 16; o > 0; o >>= 1) {
-    const float ov = __shfl_xor_sync(0xffffffffu, v, o);
-    const int oi = __shfl_xor_sync(0xffffffffu, idx, o);
-    if (ov > v || (ov == v && oi < idx)) { v = ov; idx = oi; }
-  }
-}
 
 // One warp per row (E <= 256, top_k <= 32), the probabilities in registers
 // (expert lane + 32 i in p[i]) and no barrier: the block kernel's ~30
