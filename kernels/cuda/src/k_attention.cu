@@ -12,13 +12,12 @@ namespace {
 
 constexpr int kWarps = 8;
 
-// Blocks stride over tokens; a token's heads x dim elements are indexed in
-// 32 bits (one division per element instead of three 64-bit ones: at 8k
-// prompt rows the 64-bit index math made this a quarter of its bandwidth).
 // One element of K (and V) per thread over a flat grid-stride range, both
 // loads before both stores: the per-token block loop it replaces stored
 // between loads, so each of a decode token's 8-16 elements per thread
 // waited a full memory latency (ncu, 2026-12-01: ~10 µs for one token).
+// The flat index is divided in 32 bits when it fits (at 8k prompt rows
+// 64-bit index math made an earlier version a quarter of its bandwidth).
 __global__ void kv_store_kernel(KvStoreProblem p) {
   pdl_enter();  // before any global access (pdl.cuh)
   const int heads = static_cast<int>(p.k.d1), dim = static_cast<int>(p.k.d2), per_token = heads * dim;
