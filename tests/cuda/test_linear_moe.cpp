@@ -67,10 +67,11 @@ TEST_CASE("NVFP4 linear, decode kernel: model K values, M = 1..32, N tails, both
 // ("nostage"; by default F32 x of up to 8 rows is staged once per block in
 // shared memory) and the per-step F32 split ("nosplit"; by default F32 x the
 // kernel does not stage is split once into three BF16 planes), alone and
-// together, at the model's K values, every n-tile count, both layouts and x
-// dtypes.  (The default path is the test above.)
-TEST_CASE("NVFP4 linear, decode kernel load variants (SEATRT_LINEAR_DECODE=plain, nostage, nosplit)") {
-  for (const char* variant : {"plain", "nostage", "nosplit", "plain,nostage,nosplit"}) {
+// together, and F32 x in two BF16 planes instead of three ("p2"; staged
+// and split once), at the model's K values, every n-tile count, both
+// layouts and x dtypes.  (The default path is the test above.)
+TEST_CASE("NVFP4 linear, decode kernel load variants (SEATRT_LINEAR_DECODE=plain, nostage, nosplit, p2)") {
+  for (const char* variant : {"plain", "nostage", "nosplit", "plain,nostage,nosplit", "p2", "p3", "p2,plain", "p2,nostage"}) {
     setenv("SEATRT_LINEAR_DECODE", variant, 1);
     for (auto [n, k] : {std::pair<int64_t, int64_t>{264, 704}, {40, 2816}, {264, 4096}, {40, 8192}}) {
       const HostNvfp4 h = random_nvfp4(n, k);
@@ -115,13 +116,18 @@ TEST_CASE("dense BF16 linear agrees") {
       };
       const seatrt_linear_weight wc = make(cuda()), wp = make(cpu());
       for (int64_t m : {1, 11}) CHECK(run_linear(wc, wp, m, SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16) <= 1e-2);
-      // fp32-exact up to summation order.
-      for (int64_t m : {1, 2, 3, 8, 9, 16, 32, 64}) {
-        for (int32_t xdt : {SEATRT_DTYPE_BF16, SEATRT_DTYPE_F32}) {
-          INFO("N " << n << " K " << k << " M " << m << " x dtype " << xdt);
-          CHECK(run_linear(wc, wp, m, xdt, SEATRT_DTYPE_F32) <= 1e-4);
+      // fp32-exact up to summation order; F32 x in two BF16 planes ("p2")
+      // within 2^-17 of it.
+      for (const char* variant : {"", "p2"}) {
+        setenv("SEATRT_LINEAR_DECODE", variant, 1);
+        for (int64_t m : {1, 2, 3, 8, 9, 16, 32, 64}) {
+          for (int32_t xdt : {SEATRT_DTYPE_BF16, SEATRT_DTYPE_F32}) {
+            INFO("variant '" << variant << "' N " << n << " K " << k << " M " << m << " x dtype " << xdt);
+            CHECK(run_linear(wc, wp, m, xdt, SEATRT_DTYPE_F32) <= 1e-4);
+          }
         }
       }
+      unsetenv("SEATRT_LINEAR_DECODE");
       CHECK(run_linear(wc, wp, 70, SEATRT_DTYPE_BF16, SEATRT_DTYPE_F32) <= 1e-4);  // tensor-core path
     }
   }
@@ -255,9 +261,11 @@ struct MoeVariant {
 // Every MoE decode variant: the old four-launch path, the automatic choice
 // (cp.async weight stages) with each gate/up split and 8-warp down blocks,
 // the register ring with byte-wise scale loads (r) and with one scale load
-// per row (w), each with some splits.
+// per row (w), each with some splits, and F32 x split into two BF16 planes
+// (p2, within 2^-17: a dropped lo plane would be off by ~2^-9) or three (p3).
 const char* const kMoeVariants[] = {"old", "", "s1", "s2", "s4", "s8", "d8", "s1,d8", "a+d4",
-                                    "r", "r,s1", "r,s2", "r,s8", "r+d8", "w", "w,s4,d4"};
+                                    "r", "r,s1", "r,s2", "r,s8", "r+d8", "w", "w,s4,d4",
+                                    "p2", "p3", "p2,s1", "p2,r"};
 
 }  // namespace
 

@@ -30,7 +30,7 @@ int launch_to_bf16(Stream s, const View3& src, void* dst);
 
 // Writes the F32 [rows, cols] `src` to `dst` as three contiguous BF16 planes
 // (hi, mid, lo: exact), x_planes_bytes(src) bytes (launch.hpp).
-int launch_to_planes(Stream s, const Mat& src, void* dst);
+int launch_to_planes(Stream s, const Mat& src, void* dst, int planes = 3);
 
 // A 2-D view as the 3-D view [rows, 1, cols].
 View3 view3_of(const Mat& m);

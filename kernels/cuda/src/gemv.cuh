@@ -55,12 +55,15 @@ struct GemvArgs {
   // load_step_raw).
   bool raw_scales = false;
   // Plain NVFP4 Linears with F32 x and few rows: x staged once per block in
-  // shared memory as three BF16 planes (k_gemv_mma.cu kStage); the default,
-  // SEATRT_LINEAR_DECODE=nostage turns it off.
+  // shared memory as f32_planes BF16 planes (k_gemv_mma.cu kStage); the
+  // default, SEATRT_LINEAR_DECODE=nostage turns it off.
   bool stage_x = false;
-  // x is BF16 in three planes (hi, mid, lo of an F32 activation, split once
-  // by launch_to_planes), x_lo_offset elements apart.
-  bool x_three_planes = false;
+  // BF16 planes F32 x is split into, staged or split once: 3 (hi, mid, lo:
+  // exact) or 2 (hi, lo: within 2^-17 of x; SEATRT_LINEAR_DECODE=p2).
+  int f32_planes = 3;
+  // x is BF16 in x_planes planes (an F32 activation split once by
+  // launch_to_planes), x_lo_offset elements apart; 0: not split.
+  int x_planes = 0;
 };
 
 __device__ __forceinline__ float e4m3_to_float(uint8_t b) {
@@ -252,6 +255,9 @@ struct MoeDecodeChoice {
   // 2026-12-01 device run (10-20% faster than the register ring from 4
   // tokens on); "r" and "w" take the ring.
   bool async_loads = true;
+  // BF16 planes F32 x is split into for gate/up ("p2" / "p3"): 3 is exact,
+  // 2 (hi + lo) within 2^-17 of x, a third fewer MMAs and shared loads.
+  int f32_planes = 3;
 };
 bool moe_decode_fits(const MoeProblem& p);
 size_t moe_decode_workspace_bytes(const MoeProblem& p);

@@ -20,10 +20,12 @@ __global__ void f32_to_bf16_kernel(View3 src, __nv_bfloat16* dst) {
   }
 }
 
-// F32 [rows, cols] -> three contiguous BF16 planes [3][rows][cols]: hi =
-// bf16(x), mid = bf16(x - hi), lo = bf16(x - hi - mid), the value exactly
-// (24 significant bits) barring underflow.  Waits on the previous kernel
+// F32 [rows, cols] -> `planes` contiguous BF16 planes [planes][rows][cols]:
+// hi = bf16(x), mid = bf16(x - hi), lo = bf16(x - hi - mid).  Three are the
+// value exactly (24 significant bits) barring underflow; two (hi, lo: the
+// rounded remainder) are within 2^-17 of it.  Waits on the previous kernel
 // (programmatic dependent launch) before reading x.
+template <int kPlanes>
 __global__ void f32_to_planes_kernel(Mat src, __nv_bfloat16* dst) {
   pdl_enter();
   const int64_t n = src.rows * src.cols;
@@ -31,7 +33,7 @@ __global__ void f32_to_planes_kernel(Mat src, __nv_bfloat16* dst) {
     const int64_t r = i / src.cols, c = i % src.cols;
     float v = static_cast<const float*>(src.data)[r * src.row_stride + c];
 #pragma unroll
-    for (int p = 0; p < 3; ++p) {
+    for (int p = 0; p < kPlanes; ++p) {
       const __nv_bfloat16 b = __float2bfloat16_rn(v);
       dst[p * n + i] = b;
       v -= __bfloat162float(b);
@@ -46,12 +48,14 @@ size_t x_planes_bytes(const Mat& x) {
   return (bytes + 255) / 256 * 256;
 }
 
-int launch_to_planes(Stream s, const Mat& src, void* dst) {
+int launch_to_planes(Stream s, const Mat& src, void* dst, int planes) {
   const int64_t n = src.rows * src.cols;
   if (n == 0) return 0;
+  if (planes != 2 && planes != 3) return static_cast<int>(cudaErrorInvalidValue);
   const int64_t blocks = ceil_div(n, kThreads);
-  return static_cast<int>(launch_pdl(f32_to_planes_kernel, dim3(static_cast<unsigned>(blocks < 4096 ? blocks : 4096)),
-                                     dim3(kThreads), 0, cudaStream_t(s), src, static_cast<__nv_bfloat16*>(dst)));
+  return static_cast<int>(launch_pdl(planes == 2 ? f32_to_planes_kernel<2> : f32_to_planes_kernel<3>,
+                                     dim3(static_cast<unsigned>(blocks < 4096 ? blocks : 4096)), dim3(kThreads), 0,
+                                     cudaStream_t(s), src, static_cast<__nv_bfloat16*>(dst)));
 }
 
 size_t bf16_copy_bytes(const View3& v) {

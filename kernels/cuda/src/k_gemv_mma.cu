@@ -123,8 +123,9 @@ __device__ __forceinline__ void step_mma(const StepLoad<kDense>& L, const Mat& x
 }
 
 // acc += A(L) . B for one step of an F32 token staged in shared memory as
-// three exact BF16 planes (stage_b_fragments); `xc` is the shared address of
+// kPlanes BF16 planes (stage_b_fragments); `xc` is the shared address of
 // the lane's token's 32-column chunk.  `ok` false: B is zero, never read.
+template <int kPlanes>
 __device__ __forceinline__ void step_mma_staged(const StepLoad<false>& L, unsigned xc, int plane_words, bool ok,
                                                 float* acc) {
 #pragma unroll
@@ -133,7 +134,7 @@ __device__ __forceinline__ void step_mma_staged(const StepLoad<false>& L, unsign
     unpack_one(L, 2 * j, a0);
     unpack_one(L, 2 * j + 1, a1);
 #pragma unroll
-    for (int p = 0; p < 3; ++p) {
+    for (int p = 0; p < kPlanes; ++p) {
       const uint4 b = ok ? lds128(xc + 4u * unsigned(p * plane_words + 4 * j)) : make_uint4(0, 0, 0, 0);
       const uint32_t b0[2] = {b.x, b.y}, b1[2] = {b.z, b.w};
       mma_bf16(acc, a0, b0);
@@ -191,12 +192,12 @@ __device__ __forceinline__ void pdl_wait(bool& waited) {
 // are two halves, gate then up, each splitting K on its own.
 // kRaw (the default for plain NVFP4 Linears; SEATRT_LINEAR_DECODE=plain
 // turns it off): the group scales are loaded raw and converted when consumed
-// (load_step_raw).  kStage (plain NVFP4 Linears, F32 x, one n-tile): the
-// block stages its tokens' x once in shared memory, split into the three
-// BF16 planes, after the partial-sum buffer; the first group of weight loads
-// is issued before the PDL wait and the staging.
-template <int kNt, bool kGlu, int kX, bool kDense, bool kRaw = false, bool kStage = false>
-__global__ void __launch_bounds__(kMaxWarps * 32, (kNt <= 2 && kX == kXBf16 && !kGlu && !kDense) || (kNt == 1 && kX != kXF32 && !kDense) || kStage ? 2 : 1) gemv_mma_kernel(GemvArgs a) {
+// (load_step_raw).  kStage > 0 (plain NVFP4 Linears, F32 x, one n-tile):
+// the block stages its tokens' x once in shared memory, split into kStage
+// BF16 planes (GemvArgs::f32_planes), after the partial-sum buffer; the
+// first group of weight loads is issued before the PDL wait and the staging.
+template <int kNt, bool kGlu, int kX, bool kDense, bool kRaw = false, int kStage = 0>
+__global__ void __launch_bounds__(kMaxWarps * 32, (kNt <= 2 && kX == kXBf16 && !kGlu && !kDense) || (kNt == 1 && kX != kXF32 && !kDense) || kStage > 0 ? 2 : 1) gemv_mma_kernel(GemvArgs a) {
   // Steps of loads in flight per lane.  More costs registers (the compiler
   // also hoists the x loads of every step in flight); 3 keeps one-n-tile
   // BF16 blocks at <= 128 registers, two blocks per SM.
@@ -206,7 +207,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (kNt <= 2 && kX == kXBf16 && !
   // (~6 steps per warp), the MoE down (two planes) and dense weights keep the
   // ring.
   constexpr bool kRing = kGlu || kX == kXBf16Pair || kDense;
-  constexpr int kUnroll = kStage && kRaw ? 3 : !kRing ? 4 : (kNt == 1 && kX != kXF32 && !kDense) ? 3 : 2;
+  constexpr int kUnroll = kStage > 0 && kRaw ? 3 : !kRing ? 4 : (kNt == 1 && kX != kXF32 && !kDense) ? 3 : 2;
   extern __shared__ __align__(16) float red[];  // [warps][kNt][32][4]
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int warps = blockDim.x >> 5;
@@ -258,10 +259,10 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (kNt <= 2 && kX == kXBf16 && !
       const int64_t m = t0 + 8 * nt + g;
       xrow[nt] = m < count ? (list ? list[m] : m) / a.x_div : -1;
     }
-    if constexpr (kStage) {
+    if constexpr (kStage > 0) {
       static_assert(kNt == 1 && kX == kXF32 && !kGlu && !kDense, "staging is for plain F32 Linears");
       const int valid = static_cast<int>(count - t0 < 8 ? count - t0 : 8);
-      const int tok_stride = staged_token_words(3, a.k), plane_words = static_cast<int>(a.k / 32) * 16;
+      const int tok_stride = staged_token_words(kStage, a.k), plane_words = static_cast<int>(a.k / 32) * 16;
       uint32_t* xs = reinterpret_cast<uint32_t*>(red + warps * kNt * 128);
       StepLoad<false> L[kUnroll];
       auto load_group = [&](int64_t s0) {
@@ -275,7 +276,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (kNt <= 2 && kX == kXBf16 && !
       load_group(s_begin);  // weights: independent of the previous kernel
       pdl_wait(waited);
       __syncthreads();  // a previous token tile's readers of xs are done
-      stage_b_fragments<3>(a.x, 0, a.k, valid, tok_stride,
+      stage_b_fragments<kStage, true>(a.x, 0, a.k, valid, tok_stride,
                            [&](int m) { return (list ? list[t0 + m] : t0 + m) / a.x_div; }, xs);
       __syncthreads();
       const unsigned xt = static_cast<unsigned>(__cvta_generic_to_shared(xs)) + 4u * unsigned(g * tok_stride);
@@ -287,7 +288,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (kNt <= 2 && kX == kXBf16 && !
           if (s >= s_end) break;
           const int64_t k0 = s * kKStep + 32 * t;
           if constexpr (kRaw) finish_scales(L[u], mw.kind);
-          step_mma_staged(L[u], xt + 64u * unsigned(k0 / 32), plane_words, g < valid && k0 < a.k, acc[0]);
+          step_mma_staged<kStage>(L[u], xt + 64u * unsigned(k0 / 32), plane_words, g < valid && k0 < a.k, acc[0]);
         }
       }
     } else if (kRing) {
@@ -366,7 +367,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (kNt <= 2 && kX == kXBf16 && !
   pdl_wait(waited);  // no tokens: still release the dependents and order with them
 }
 
-template <int kNt, bool kGlu, int kX, bool kDense, bool kRaw = false, bool kStage = false>
+template <int kNt, bool kGlu, int kX, bool kDense, bool kRaw = false, int kStage = 0>
 int launch_nt(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_rows = 0) {
   const int64_t steps = ceil_div(a.k, kKStep);
   // About two steps per warp: enough loads in flight, few idle warps.  A
@@ -377,10 +378,10 @@ int launch_nt(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_ro
   warps *= halves;
   size_t smem = sizeof(float) * size_t(warps) * kNt * 128;
   auto kernel = gemv_mma_kernel<kNt, kGlu, kX, kDense, kRaw, kStage>;
-  if constexpr (kStage) {
+  if constexpr (kStage > 0) {
     // Always set: the staged rows can pass the 48 KB a launch gets without
     // the opt-in (K = 8192: 49 KB per token).
-    smem += sizeof(uint32_t) * size_t(staged_token_words(3, a.k)) * size_t(max_rows < 8 ? max_rows : 8);
+    smem += sizeof(uint32_t) * size_t(staged_token_words(kStage, a.k)) * size_t(max_rows < 8 ? max_rows : 8);
     if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)))
       return static_cast<int>(e);
   }
@@ -389,13 +390,14 @@ int launch_nt(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_ro
 }
 
 // Staged F32 x (kStage) while its shared memory stays small enough for two
-// blocks per SM: one token at every model K, up to 5 at K = 2816.
+// blocks per SM: one token at every model K, up to 5 at K = 2816 in three
+// planes, 8 in two.
 constexpr size_t kStageBudget = 100 * 1024;
 bool stage_fits(const GemvArgs& a, int64_t max_rows) {
   return a.w.kind <= int32_t(WeightKind::Fp4Bf16Scales) && a.x.dtype == SEATRT_DTYPE_F32 && !a.glu && !a.table &&
          a.x_lo_offset == 0 && a.out_lo_offset == 0 &&
          !a.groups.active && max_rows >= 1 && max_rows <= 8 &&
-         sizeof(uint32_t) * size_t(staged_token_words(3, a.k)) * size_t(max_rows) <= kStageBudget;
+         sizeof(uint32_t) * size_t(staged_token_words(a.f32_planes, a.k)) * size_t(max_rows) <= kStageBudget;
 }
 
 template <bool kGlu, int kX, bool kDense, bool kRaw = false>
@@ -417,10 +419,15 @@ bool gemv_mma_fits(const GemvArgs& a) {
 
 int launch_gemv_mma(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_rows) {
   const bool dense = !a.table && a.w.kind == int32_t(WeightKind::DenseBf16);
-  if (a.x_three_planes) {  // plain linear only: F32 x split once (k_linear.cu)
+  if (a.x_planes == 3) {  // plain linear only: F32 x split once (k_linear.cu)
     if (dense) return launch_rows<false, kXBf16Tri, true>(st, a, slots, max_rows);
     if (a.raw_scales) return launch_rows<false, kXBf16Tri, false, true>(st, a, slots, max_rows);
     return launch_rows<false, kXBf16Tri, false>(st, a, slots, max_rows);
+  }
+  if (a.x_planes == 2) {
+    if (dense) return launch_rows<false, kXBf16Pair, true>(st, a, slots, max_rows);
+    if (a.raw_scales) return launch_rows<false, kXBf16Pair, false, true>(st, a, slots, max_rows);
+    return launch_rows<false, kXBf16Pair, false>(st, a, slots, max_rows);
   }
   if (dense) {  // plain linear only (the LM head)
     if (a.x.dtype == SEATRT_DTYPE_F32) return launch_rows<false, kXF32, true>(st, a, slots, max_rows);
@@ -432,8 +439,12 @@ int launch_gemv_mma(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t 
   }
   if (a.x_lo_offset) return launch_rows<false, kXBf16Pair, false>(st, a, slots, max_rows);
   if (a.stage_x && stage_fits(a, max_rows)) {
-    if (a.raw_scales) return launch_nt<1, false, kXF32, false, true, true>(st, a, slots, max_rows);
-    return launch_nt<1, false, kXF32, false, false, true>(st, a, slots, max_rows);
+    if (a.f32_planes == 2) {
+      if (a.raw_scales) return launch_nt<1, false, kXF32, false, true, 2>(st, a, slots, max_rows);
+      return launch_nt<1, false, kXF32, false, false, 2>(st, a, slots, max_rows);
+    }
+    if (a.raw_scales) return launch_nt<1, false, kXF32, false, true, 3>(st, a, slots, max_rows);
+    return launch_nt<1, false, kXF32, false, false, 3>(st, a, slots, max_rows);
   }
   if (a.raw_scales) {
     if (a.x.dtype == SEATRT_DTYPE_F32) return launch_rows<false, kXF32, false, true>(st, a, slots, max_rows);

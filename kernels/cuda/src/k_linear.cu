@@ -238,6 +238,7 @@ MoeDecodeChoice moe_decode_choice() {
     if (n == 3 && std::strncmp(p, "old", 3) == 0) c.old = true;
     if (n == 2 && p[0] == 's' && p[1] >= '1' && p[1] <= '8') c.split = p[1] - '0';
     if (n == 2 && p[0] == 'd' && p[1] >= '1' && p[1] <= '8') c.down_warps = p[1] - '0';
+    if (n == 2 && p[0] == 'p' && (p[1] == '2' || p[1] == '3')) c.f32_planes = p[1] - '0';
     // Load modes: a (cp.async stages, the default), r (register ring,
     // byte-wise scales: version 4), w (register ring, one scale load per row).
     if (n == 1 && p[0] == 'a') c.async_loads = true;
@@ -295,6 +296,7 @@ int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
     // takes the byte-wise scale loads, "nostage" the per-step x loads.
     a.raw_scales = opts.find(",plain,") == std::string::npos;
     a.stage_x = opts.find(",nostage,") == std::string::npos;
+    a.f32_planes = opts.find(",p2,") == std::string::npos ? 3 : 2;
   }
   if ((fp4 || bf16) && gemv_mma_fits(a)) {
     // F32 x the kernel does not stage itself (more rows than fit shared
@@ -302,10 +304,10 @@ int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
     // (one small launch), so no warp splits it again at every step.
     // SEATRT_LINEAR_DECODE=nosplit keeps the per-step split.
     if (split_ok && p.x_planes && p.x.dtype == SEATRT_DTYPE_F32 && !gemv_mma_stages_x(a, p.x.rows)) {
-      if (int e = launch_to_planes(s, p.x, p.x_planes)) return e;
+      if (int e = launch_to_planes(s, p.x, p.x_planes, a.f32_planes)) return e;
       a.x = Mat{p.x_planes, SEATRT_DTYPE_BF16, p.x.rows, p.x.cols, p.x.cols};
       a.x_lo_offset = p.x.rows * p.x.cols;
-      a.x_three_planes = true;
+      a.x_planes = a.f32_planes;
       a.vec = vec_ok(w) && vec_ok(a.x);
       if (!gemv_mma_fits(a)) return static_cast<int>(cudaErrorInvalidValue);
     }

@@ -247,11 +247,12 @@ __device__ __forceinline__ void step_staged(const RawStep& L, int32_t kind, unsi
 }
 
 // Stages the activation rows of `valid` assignments (list[0..valid)) as B
-// fragments (mma_fp4::stage_b_fragments).
-template <int kPlanes>
+// fragments (mma_fp4::stage_b_fragments).  Gate/up with more than one plane
+// splits F32 x; the down reads h's BF16 planes.
+template <bool kGlu, int kPlanes>
 __device__ void stage_rows(const DecodeArgs& a, const int32_t* list, int valid, uint32_t* xs) {
-  stage_b_fragments<kPlanes>(a.x, a.x_lo_offset, a.k, valid, a.tok_stride,
-                             [&](int m) { return int64_t(list[m] / a.x_div); }, xs);
+  stage_b_fragments<kPlanes, (kGlu && kPlanes > 1)>(a.x, a.x_lo_offset, a.k, valid, a.tok_stride,
+                                                  [&](int m) { return int64_t(list[m] / a.x_div); }, xs);
 }
 
 __device__ __forceinline__ void store_h(const DecodeArgs& a, int32_t asg, int64_t row, float v) {
@@ -303,7 +304,8 @@ __device__ void sum_chunk(const DecodeArgs& a, const int32_t* ids, int64_t r0, i
 }
 
 // kGlu: launch 1 (gate/up, h out); else launch 2 (down, y and the sum).
-// kPlanes: BF16 planes of the staged activations (3: F32 x split exactly).
+// kPlanes: BF16 planes of the staged activations (gate/up: 1 for BF16 x; F32
+// x split into 3, exact, or 2, see MoeDecodeChoice::f32_planes).
 // kLoad: 0 the register ring with byte-wise scale loads (version 4 as
 // measured), 1 the ring with one scale load per row, 2 cp.async stages.
 // kTight (down blocks, more than 4 tokens): at most 80 registers so that six
@@ -453,7 +455,7 @@ __global__ void __launch_bounds__(256, kTight ? 3 : 2) moe_decode_kernel(DecodeA
         for (int r = 0; r < kRing; ++r) issue(r, L[r]);
       }
       __syncthreads();  // the previous pass's readers of xs and red are done
-      stage_rows<kPlanes>(a, s_list + t0, valid, xs);
+      stage_rows<kGlu, kPlanes>(a, s_list + t0, valid, xs);
       __syncthreads();
       float acc[4] = {0.f, 0.f, 0.f, 0.f}, acc_g[4] = {0.f, 0.f, 0.f, 0.f};
       const unsigned xt = static_cast<unsigned>(__cvta_generic_to_shared(xs)) + 4u * unsigned(g * a.tok_stride);
@@ -651,7 +653,8 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
             : choice.async_loads || p.tokens <= 8 || p.tokens > 16 ? 2
                                                                    : 1;
   g.split = split;
-  g.tok_stride = staged_token_words(f32 ? 3 : 1, p.hidden);
+  const int planes = f32 ? (choice.f32_planes == 2 ? 2 : 3) : 1;
+  g.tok_stride = staged_token_words(planes, p.hidden);
   // Up to 4 tokens every block is in the first wave: the tables' copy
   // overlaps the previous kernel (PDL) and saves an L2 round trip per block
   // (batch-1 step 5.18 -> 5.01 ms, 2026-12-01).
@@ -665,12 +668,13 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
   const size_t stages = load == 2 ? size_t(kGluWarps) * kStages * kStageBytes : 0;
   const size_t red = (split > 1 ? sizeof(float) * 8 * 32 * kGluWarps : 0) + stages + 16;
   int tile = static_cast<int>(p.tokens < 8 ? p.tokens : 8);
-  if (f32 && tile > 4) tile = 4;  // three planes: 17 KB per token at H 2816
+  if (planes == 3 && tile > 4) tile = 4;  // three planes: 17 KB per token at H 2816
   while (tile > 1 && size_t(g.table_bytes) + red + sizeof(uint32_t) * size_t(tile) * size_t(g.tok_stride) > kSmemBudget) --tile;
   g.tile_tokens = tile;
   const dim3 grid_g(static_cast<unsigned>(ceil_div(p.intermediate, 16 * kGluWarps / split)), slots);
-  const int e1 = f32 ? launch_one<true, 3, kGluRingF32>(st, g, grid_g, 32 * kGluWarps, load)
-                     : launch_one<true, 1, kGluRing>(st, g, grid_g, 32 * kGluWarps, load);
+  const int e1 = planes == 3   ? launch_one<true, 3, kGluRingF32>(st, g, grid_g, 32 * kGluWarps, load)
+                 : planes == 2 ? launch_one<true, 2, kGluRingF32>(st, g, grid_g, 32 * kGluWarps, load)
+                               : launch_one<true, 1, kGluRing>(st, g, grid_g, 32 * kGluWarps, load);
   if (e1) return e1;
 
   DecodeArgs d;

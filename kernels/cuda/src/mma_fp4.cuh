@@ -214,11 +214,13 @@ __device__ __forceinline__ uint4 lds128(unsigned addr) {
 // every warp at every step.  Layout: token m at word m * tok_stride; plane
 // p at + p * plane_words (plane_words = k / 32 * 16); per 32-column chunk
 // c, 16 words; word 4j + i of a chunk = columns (32c + 8j + i, 32c + 8j +
-// i + 4), the pairing of unpack_pair.  kPlanes 3: F32 rows split into hi +
-// mid + lo BF16 (exact); otherwise BF16 rows, kPlanes planes `lo_offset`
-// elements apart.  row_of(m): token m's row of x.  All threads of the block
-// take part; the caller puts a barrier before (previous readers) and after.
-template <int kPlanes, class RowOf>
+// i + 4), the pairing of unpack_pair.  kFromF32: F32 rows split into
+// kPlanes BF16 terms, each the rounded remainder of the ones before (3: hi +
+// mid + lo, exact; 2: hi + lo, relative error <= 2^-17); otherwise BF16 rows,
+// kPlanes planes `lo_offset` elements apart.  row_of(m): token m's row of x.
+// All threads of the block take part; the caller puts a barrier before
+// (previous readers) and after.
+template <int kPlanes, bool kFromF32, class RowOf>
 __device__ void stage_b_fragments(const Mat& x, int64_t lo_offset, int64_t k, int valid, int tok_stride, RowOf row_of,
                                   uint32_t* xs) {
   const int chunks = static_cast<int>(k / 32), plane_words = chunks * 16;
@@ -228,12 +230,12 @@ __device__ void stage_b_fragments(const Mat& x, int64_t lo_offset, int64_t k, in
     const int m = i / (chunks * 4), c = (i / 4) % chunks, j = i % 4;
     const int64_t row = row_of(m), col = int64_t(c) * 32 + 8 * j;
     uint32_t* dst = xs + m * tok_stride + c * 16 + 4 * j;
-    if constexpr (kPlanes == 3) {
+    if constexpr (kFromF32) {
       const float* src = static_cast<const float*>(x.data) + row * x.row_stride + col;
       const float4 u = *reinterpret_cast<const float4*>(src), v = *reinterpret_cast<const float4*>(src + 4);
       float f[8] = {u.x, u.y, u.z, u.w, v.x, v.y, v.z, v.w};
 #pragma unroll
-      for (int p = 0; p < 3; ++p) {
+      for (int p = 0; p < kPlanes; ++p) {
         uint4 w;
         w.x = pack_split(f[0], f[4]);
         w.y = pack_split(f[1], f[5]);
