@@ -58,9 +58,10 @@ struct GemvArgs {
   // shared memory as f32_planes BF16 planes (k_gemv_mma.cu kStage); the
   // default, SEATRT_LINEAR_DECODE=nostage turns it off.
   bool stage_x = false;
-  // BF16 planes F32 x is split into, staged or split once: 3 (hi, mid, lo:
-  // exact) or 2 (hi, lo: within 2^-17 of x; SEATRT_LINEAR_DECODE=p2).
-  int f32_planes = 3;
+  // BF16 planes F32 x is split into, staged or split once: 2 (hi, lo:
+  // within 2^-16 of x; the default) or 3 (hi, mid, lo: exact;
+  // SEATRT_LINEAR_DECODE=p3).
+  int f32_planes = 2;
   // x is BF16 in x_planes planes (an F32 activation split once by
   // launch_to_planes), x_lo_offset elements apart; 0: not split.
   int x_planes = 0;
@@ -255,9 +256,10 @@ struct MoeDecodeChoice {
   // 2026-12-01 device run (10-20% faster than the register ring from 4
   // tokens on); "r" and "w" take the ring.
   bool async_loads = true;
-  // BF16 planes F32 x is split into for gate/up ("p2" / "p3"): 3 is exact,
-  // 2 (hi + lo) within 2^-17 of x, a third fewer MMAs and shared loads.
-  int f32_planes = 3;
+  // BF16 planes F32 x is split into for gate/up: 2 (hi + lo, within 2^-16
+  // of x: the default since the 2026-12-01 03:40 device run, batch-32 MoE
+  // 11.08 -> 9.48 ms) or 3 ("p3": exact, a half more MMAs and shared loads).
+  int f32_planes = 2;
 };
 bool moe_decode_fits(const MoeProblem& p);
 size_t moe_decode_workspace_bytes(const MoeProblem& p);

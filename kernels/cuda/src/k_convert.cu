@@ -23,7 +23,7 @@ __global__ void f32_to_bf16_kernel(View3 src, __nv_bfloat16* dst) {
 // F32 [rows, cols] -> `planes` contiguous BF16 planes [planes][rows][cols]:
 // hi = bf16(x), mid = bf16(x - hi), lo = bf16(x - hi - mid).  Three are the
 // value exactly (24 significant bits) barring underflow; two (hi, lo: the
-// rounded remainder) are within 2^-17 of it.  Waits on the previous kernel
+// rounded remainder) are within 2^-16 of it.  Waits on the previous kernel
 // (programmatic dependent launch) before reading x.
 template <int kPlanes>
 __global__ void f32_to_planes_kernel(Mat src, __nv_bfloat16* dst) {

@@ -26,11 +26,13 @@
 // fp4 * scale * 2^-26 has at most 6 significant bits and is a normal BF16, so
 // it is exact.  The MMA forms exact products in fp32 and accumulates in fp32;
 // the epilogue multiplies by 2^26 / global divisor.  F32 activations are
-// split into three BF16 terms (hi + mid + lo, 24 significant bits: the
-// fp32 value exactly, barring underflow) fed as three MMAs into the same
-// accumulator, so no input precision is lost.  MoE carries h from gate/up
-// to down as two BF16 planes (hi + lo: 16 significant bits, relative error
-// <= 2^-17), two MMAs per step.
+// split into BF16 terms fed as MMAs into the same accumulator: by default
+// two (hi + lo, 16 significant bits, relative error <= 2^-16 per element,
+// ~1e-5 on an output: HF runs these activations in BF16, 2^-8), or three
+// (SEATRT_LINEAR_DECODE=p3: hi + mid + lo, 24 significant bits, the fp32
+// value exactly barring underflow; a half more MMAs).  The per-step split
+// (kXF32, "nosplit") always takes three.  MoE carries h from gate/up to down
+// as two BF16 planes the same way.
 #include "gemv.cuh"
 #include "pdl.cuh"
 
@@ -390,14 +392,16 @@ int launch_nt(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_ro
 }
 
 // Staged F32 x (kStage) while its shared memory stays small enough for two
-// blocks per SM: one token at every model K, up to 5 at K = 2816 in three
-// planes, 8 in two.
+// blocks per SM: one token at every model K, up to 5 at K = 2816.  The
+// budget counts three planes whatever f32_planes is: two planes would let 8
+// rows stage at K = 2816, and the batch-8 step was 0.18 ms slower that way
+// than with x split once (2026-12-01 03:40 run).
 constexpr size_t kStageBudget = 100 * 1024;
 bool stage_fits(const GemvArgs& a, int64_t max_rows) {
   return a.w.kind <= int32_t(WeightKind::Fp4Bf16Scales) && a.x.dtype == SEATRT_DTYPE_F32 && !a.glu && !a.table &&
          a.x_lo_offset == 0 && a.out_lo_offset == 0 &&
          !a.groups.active && max_rows >= 1 && max_rows <= 8 &&
-         sizeof(uint32_t) * size_t(staged_token_words(a.f32_planes, a.k)) * size_t(max_rows) <= kStageBudget;
+         sizeof(uint32_t) * size_t(staged_token_words(3, a.k)) * size_t(max_rows) <= kStageBudget;
 }
 
 template <bool kGlu, int kX, bool kDense, bool kRaw = false>

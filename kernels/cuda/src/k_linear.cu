@@ -296,12 +296,12 @@ int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
     // takes the byte-wise scale loads, "nostage" the per-step x loads.
     a.raw_scales = opts.find(",plain,") == std::string::npos;
     a.stage_x = opts.find(",nostage,") == std::string::npos;
-    a.f32_planes = opts.find(",p2,") == std::string::npos ? 3 : 2;
+    a.f32_planes = opts.find(",p3,") == std::string::npos ? 2 : 3;
   }
   if ((fp4 || bf16) && gemv_mma_fits(a)) {
     // F32 x the kernel does not stage itself (more rows than fit shared
-    // memory, or dense weights): split once into three exact BF16 planes
-    // (one small launch), so no warp splits it again at every step.
+    // memory, or dense weights): split once into BF16 planes (two, or three
+    // with "p3"; one small launch), so no warp splits it again at every step.
     // SEATRT_LINEAR_DECODE=nosplit keeps the per-step split.
     if (split_ok && p.x_planes && p.x.dtype == SEATRT_DTYPE_F32 && !gemv_mma_stages_x(a, p.x.rows)) {
       if (int e = launch_to_planes(s, p.x, p.x_planes, a.f32_planes)) return e;

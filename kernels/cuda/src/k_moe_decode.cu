@@ -18,7 +18,8 @@
 //
 // Activations are staged once per block in shared memory, already as the
 // MMA's B fragments (pairs (i, i+4), see mma_fp4.cuh) and, for F32 x, already
-// split into the three exact BF16 terms, so the inner loop is: unpack the
+// split into BF16 terms (two, hi + lo, or with "p3" three, exact: see
+// MoeDecodeChoice::f32_planes), so the inner loop is: unpack the
 // weight chunk, 4 shared loads per plane, MMAs.  Each lane keeps a ring of
 // kRing steps of weight loads in flight across the gate -> up boundary.
 #include "mma_fp4.cuh"

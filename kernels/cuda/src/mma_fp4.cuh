@@ -216,7 +216,7 @@ __device__ __forceinline__ uint4 lds128(unsigned addr) {
 // c, 16 words; word 4j + i of a chunk = columns (32c + 8j + i, 32c + 8j +
 // i + 4), the pairing of unpack_pair.  kFromF32: F32 rows split into
 // kPlanes BF16 terms, each the rounded remainder of the ones before (3: hi +
-// mid + lo, exact; 2: hi + lo, relative error <= 2^-17); otherwise BF16 rows,
+// mid + lo, exact; 2: hi + lo, relative error <= 2^-16); otherwise BF16 rows,
 // kPlanes planes `lo_offset` elements apart.  row_of(m): token m's row of x.
 // All threads of the block take part; the caller puts a barrier before
 // (previous readers) and after.
