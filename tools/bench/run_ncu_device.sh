@@ -5,10 +5,13 @@
 #   1. the MoE decode kernels at MOE_BATCH tokens (F32 x gate/up and down)
 #      and the NVFP4 decode Linear at batch 1, from seatrt-bench-ops: speed
 #      of light, occupancy, warp stall reasons, scheduler issue rate;
-#   2. the duration of every kernel of one batch-1 decode step of the
+#   2. the duration of every kernel of one decode step (batch STEP_BATCH) of the
 #      full-size synthetic checkpoint in isolation (seatrt-step-profile under
 #      ncu, one metric), to set beside the step's graph time.
-# Environment: MOE_BATCH (16), STEP_KERNELS (2500: loading, the prompt and the first decode steps), STEP_LIMIT (150).
+# Environment: MOE_BATCH (16), MOE_PLANES (2: the BF16 planes of F32 x in the
+# gate/up kernel's template; 3 with SEATRT_MOE_DECODE=p3), STEP_BATCH (1),
+# STEP_KERNELS (2500: loading, the prompt and the first decode steps),
+# STEP_LIMIT (150).
 set -u
 c=${1:-build-e2e/carry}
 out=${OUT:-/tmp}
@@ -20,7 +23,7 @@ sections=(--section SpeedOfLight --section Occupancy --section WarpStateStats --
           --section LaunchStats --section MemoryWorkloadAnalysis)
 
 stalls=smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio,smsp__average_warps_issue_stalled_membar_per_issue_active.ratio,smsp__average_warps_issue_stalled_sleeping_per_issue_active.ratio,smsp__average_warps_issue_stalled_branch_resolving_per_issue_active.ratio,smsp__average_warps_issue_stalled_drain_per_issue_active.ratio,smsp__inst_executed.sum,sm__cycles_active.avg
-for which in "gate-up F32 x:.bool.1, .int.3" "down:.bool.0"; do
+for which in "gate-up F32 x:.bool.1, .int.${MOE_PLANES:-2}" "down:.bool.0"; do
   stamp "1a. MoE decode kernel ${which%%:*}, ${MOE_BATCH:-16} tokens"
   SEATRT_BENCH_PARTS=moe SEATRT_BENCH_MOE_VARIANTS="s2" timeout 120 ncu --clock-control none "${sections[@]}" \
     --metrics "$stalls" --kernel-name-base demangled -k "regex:moe_decode_kernel<${which#*:}" -c 2 \
@@ -40,10 +43,10 @@ if [ "${STEP_KERNELS:-2500}" -gt 0 ]; then
   stamp "2. synthetic checkpoint"
   timeout 45 python3 tools/synth/make_synthetic_checkpoint.py --out "$dir" > "$out/synth_gen.log" 2>&1
   echo "generate exit $?"
-  stamp "2. one batch-1 decode step under ncu (gpu__time_duration per kernel)"
+  stamp "2. one batch-${STEP_BATCH:-1} decode step under ncu (gpu__time_duration per kernel)"
   timeout "${STEP_LIMIT:-150}" ncu --clock-control none --metrics gpu__time_duration.sum --csv \
     -c "${STEP_KERNELS:-2500}" \
-    "$c/bin/seatrt-step-profile" "$dir" --provider "$plugin" --plugin-dir "$c/plugins" --batches 1 \
+    "$c/bin/seatrt-step-profile" "$dir" --provider "$plugin" --plugin-dir "$c/plugins" --batches "${STEP_BATCH:-1}" \
     --prompt-len 8 --steps 1 --warmup 0 --kv fp8 --profile off --seconds 100 > "$out/ncu_step.csv" 2> "$out/ncu_step.err"
   echo "exit $?"; wc -l "$out/ncu_step.csv"
 fi
