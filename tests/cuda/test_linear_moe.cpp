@@ -69,10 +69,11 @@ TEST_CASE("NVFP4 linear, decode kernel: model K values, M = 1..32, N tails, both
 // shared memory) and the per-step F32 split ("nosplit"; by default F32 x the
 // kernel does not stage is split once into BF16 planes), alone and
 // together, and F32 x in three exact BF16 planes instead of two ("p3";
-// staged and split once), at the model's K values, every n-tile count, both
+// staged and split once), and at most 1 or 2 n-tiles per pass ("nt1",
+// "nt2"), at the model's K values, every n-tile count, both
 // layouts and x dtypes.  (The default path is the test above.)
 TEST_CASE("NVFP4 linear, decode kernel load variants (SEATRT_LINEAR_DECODE=plain, nostage, nosplit, p3)") {
-  for (const char* variant : {"plain", "nostage", "nosplit", "plain,nostage,nosplit", "p3", "p3,plain", "p3,nostage"}) {
+  for (const char* variant : {"plain", "nostage", "nosplit", "plain,nostage,nosplit", "p3", "p3,plain", "p3,nostage", "nt1", "nt2", "nt2,p3"}) {
     setenv("SEATRT_LINEAR_DECODE", variant, 1);
     for (auto [n, k] : {std::pair<int64_t, int64_t>{264, 704}, {40, 2816}, {264, 4096}, {40, 8192}}) {
       const HostNvfp4 h = random_nvfp4(n, k);

@@ -62,6 +62,10 @@ struct GemvArgs {
   // within 2^-16 of x; the default) or 3 (hi, mid, lo: exact;
   // SEATRT_LINEAR_DECODE=p3).
   int f32_planes = 2;
+  // Most 8-token n-tiles a block takes at once (1, 2 or 4); more tokens
+  // take more passes over the block's weights (SEATRT_LINEAR_DECODE=nt1 /
+  // nt2, a benchmarking switch: fewer registers against repeated unpacking).
+  int max_ntiles = 4;
   // x is BF16 in x_planes planes (an F32 activation split once by
   // launch_to_planes), x_lo_offset elements apart; 0: not split.
   int x_planes = 0;

@@ -3,8 +3,10 @@
 // output rows, so 128 features fill only 8-32 blocks of 132 SMs and one call
 // took 31 us at batch 1 and 359 us at batch 32 on the H200 (30 per step).
 // Here one block of 256 threads owns one output feature: the weight row is
-// read once per pass of up to 8 activation rows, each thread covers K in
-// 16-byte pieces, and the block reduces in fp32.
+// read once per pass of up to kRows activation rows (8, or 32 above 8 rows:
+// each pass is a chain of L2 loads, a reduction and a barrier, and four
+// passes at batch 32 took 28 us per call under ncu, 2026-12-01), each thread
+// covers K in 16-byte pieces, and the block reduces in fp32.
 #include "device_common.cuh"
 #include "pdl.cuh"
 #include "launch.hpp"
@@ -13,7 +15,6 @@ namespace seatrt::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kRowsPerPass = 8;
 
 __device__ __forceinline__ void bf16x8_to_float(const uint4& u, float (&f)[8]) {
   const __nv_bfloat162* b = reinterpret_cast<const __nv_bfloat162*>(&u);
@@ -36,8 +37,10 @@ __device__ __forceinline__ void load_x8(const Mat& x, int64_t row, int64_t col, 
   }
 }
 
+template <int kRows>
 __global__ void __launch_bounds__(kThreads) dense_small_n_kernel(const __nv_bfloat16* w, int64_t w_row_elems,
                                                                   int64_t k, Mat x, Mat out) {
+  constexpr int kRowsPerPass = kRows;
   pdl_enter();  // before any global access (pdl.cuh)
   const int64_t n = blockIdx.x;
   const __nv_bfloat16* wr = w + n * w_row_elems;
@@ -86,8 +89,9 @@ bool dense_small_n_fits(const WeightRef& w, const GemvProblem& p) {
 }
 
 int launch_dense_small_n(Stream s, const WeightRef& w, const GemvProblem& p) {
-  (void)launch_pdl(dense_small_n_kernel, static_cast<unsigned>(p.n), kThreads, 0, static_cast<cudaStream_t>(s),
-      static_cast<const __nv_bfloat16*>(w.data), w.data_row_bytes / 2, p.k, p.x, p.out);
+  (void)launch_pdl(p.x.rows <= 8 ? dense_small_n_kernel<8> : dense_small_n_kernel<32>, static_cast<unsigned>(p.n),
+                   kThreads, 0, static_cast<cudaStream_t>(s), static_cast<const __nv_bfloat16*>(w.data),
+                   w.data_row_bytes / 2, p.k, p.x, p.out);
   return static_cast<int>(cudaGetLastError());
 }
 

@@ -406,8 +406,8 @@ bool stage_fits(const GemvArgs& a, int64_t max_rows) {
 
 template <bool kGlu, int kX, bool kDense, bool kRaw = false>
 int launch_rows(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_rows) {
-  if (max_rows <= 8) return launch_nt<1, kGlu, kX, kDense, kRaw>(st, a, slots);
-  if (max_rows <= 16) return launch_nt<2, kGlu, kX, kDense, kRaw>(st, a, slots);
+  if (max_rows <= 8 || a.max_ntiles == 1) return launch_nt<1, kGlu, kX, kDense, kRaw>(st, a, slots);
+  if (max_rows <= 16 || a.max_ntiles == 2) return launch_nt<2, kGlu, kX, kDense, kRaw>(st, a, slots);
   return launch_nt<4, kGlu, kX, kDense, kRaw>(st, a, slots);
 }
 

@@ -297,6 +297,7 @@ int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
     a.raw_scales = opts.find(",plain,") == std::string::npos;
     a.stage_x = opts.find(",nostage,") == std::string::npos;
     a.f32_planes = opts.find(",p3,") == std::string::npos ? 2 : 3;
+    a.max_ntiles = opts.find(",nt1,") != std::string::npos ? 1 : opts.find(",nt2,") != std::string::npos ? 2 : 4;
   }
   if ((fp4 || bf16) && gemv_mma_fits(a)) {
     // F32 x the kernel does not stage itself (more rows than fit shared
