@@ -278,7 +278,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (kNt <= 2 && kX == kXBf16 && !
       load_group(s_begin);  // weights: independent of the previous kernel
       pdl_wait(waited);
       __syncthreads();  // a previous token tile's readers of xs are done
-      stage_b_fragments<kStage, true>(a.x, 0, a.k, valid, tok_stride,
+      stage_b_fragments<kStage, true>(a.x, 0, a.k, static_cast<int>(a.k / 32), valid, tok_stride,
                            [&](int m) { return (list ? list[t0 + m] : t0 + m) / a.x_div; }, xs);
       __syncthreads();
       const unsigned xt = static_cast<unsigned>(__cvta_generic_to_shared(xs)) + 4u * unsigned(g * tok_stride);

@@ -163,28 +163,57 @@ __device__ __forceinline__ bool scales_aligned4(const WeightRef& w) {
          w.scale_row_elems % (w.kind == int32_t(WeightKind::Fp4E4m3Scales) ? 4 : 2) == 0;
 }
 
-// Copies step (k0, rows n0 + g, +8) of `w` into stage buffer `buf` (shared
-// address of this warp's stage) and commits it as one group; rows past n or
-// columns past K are zero-filled (never stale: a stale NaN scale times a
-// zero activation would still poison the sum).  `live` false (past the
-// warp's stream, never read): an empty group, which keeps the count that
+// Load mode 2's source addresses for one lane: its two rows (g, g+8) of
+// the matrix being streamed, advanced one k-step per issued step, so that
+// an issue is four cp.async and no arithmetic on the WeightRef (rebuilding
+// the addresses from it at every step took ~100 of the ~410 instructions of
+// a gate/up step in the SASS, 2026-12-01, the kernel being issue-bound).
+struct AsyncStream {
+  const char* code[2];
+  const char* scale[2];
+  const char* safe;    // any valid address, for zero-filling copies
+  int64_t k0;          // the lane's first column of the next step
+  int32_t scale_step;  // scale bytes per k-step: 8 (E4M3) or 16 (BF16)
+  bool row_ok[2];
+};
+
+__device__ __forceinline__ void stream_begin(AsyncStream& s, const WeightRef& w, int64_t n0, int64_t n, int64_t k0,
+                                             int g) {
+  const bool e4m3 = w.kind == int32_t(WeightKind::Fp4E4m3Scales);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int64_t row = n0 + g + 8 * h;
+    s.row_ok[h] = row < n;
+    const int64_t r = row < n ? row : 0;
+    s.code[h] = static_cast<const char*>(w.data) + r * w.data_row_bytes + k0 / 2;
+    // The aligned 4-byte word holding the lane's two group scales (its
+    // first group, k0 / 16, is even).
+    s.scale[h] = static_cast<const char*>(w.scales) +
+                 (e4m3 ? r * w.scale_row_elems + ((k0 / 16) & ~int64_t(3)) : 2 * (r * w.scale_row_elems + k0 / 16));
+  }
+  s.safe = static_cast<const char*>(w.data);
+  s.k0 = k0;
+  s.scale_step = e4m3 ? kKStep / 16 : 2 * (kKStep / 16);
+}
+
+// Copies the stream's next step into stage buffer `buf` (shared address of
+// this warp's stage) and commits it as one group; rows past n or columns
+// past `k` are zero-filled (never stale: a stale NaN scale times a zero
+// activation would still poison the sum).  `live` false (past the warp's
+// stream, never read): an empty group, which keeps the count that
 // cp.async.wait_group relies on.
-__device__ __forceinline__ void issue_async(const WeightRef& w, int64_t n0, int64_t n, int64_t k0, bool k_ok, bool live,
-                                            int g, int lane, unsigned buf) {
+__device__ __forceinline__ void stream_issue(AsyncStream& s, int64_t k, bool live, int lane, unsigned buf) {
   if (live) {
+    const bool k_ok = s.k0 < k;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int64_t row = n0 + g + 8 * h;
-      const bool in = k_ok && row < n;
-      const char* code = static_cast<const char*>(w.data) + (in ? row * w.data_row_bytes + k0 / 2 : 0);
-      cp_async16(buf + unsigned((h * 32 + lane) * 16), code, in);
-      const int64_t gi = k0 / 16;  // this lane's first group: even
-      const char* sc = static_cast<const char*>(w.scales);
-      if (in)
-        sc += w.kind == int32_t(WeightKind::Fp4E4m3Scales) ? row * w.scale_row_elems + (gi & ~int64_t(3))
-                                                           : 2 * (row * w.scale_row_elems + gi);
-      cp_async4(buf + unsigned(2 * 32 * 16 + (h * 32 + lane) * 4), sc, in);
+      const bool in = k_ok && s.row_ok[h];
+      cp_async16(buf + unsigned((h * 32 + lane) * 16), in ? s.code[h] : s.safe, in);
+      cp_async4(buf + unsigned(2 * 32 * 16 + (h * 32 + lane) * 4), in ? s.scale[h] : s.safe, in);
+      s.code[h] += kKStep / 2;
+      s.scale[h] += s.scale_step;
     }
+    s.k0 += kKStep;
   }
   cp_async_commit();
 }
@@ -200,12 +229,12 @@ __device__ __forceinline__ void read_stage(unsigned buf, int32_t kind, int t, in
 }
 
 // acc += A(L) . B over one step; `xc` is the shared address of the lane's
-// token's staged chunk (16 words per plane, planes `plane_words` apart).  `ok` false (token
-// past the tile or columns past K): B is zero, never read.  The A fragments
+// token's staged chunk (16 words per plane, planes `plane_bytes` apart;
+// staged in whole steps, zeros past K, see staged_chunks).  The A fragments
 // are mma_fp4's (unpack_pair, times the group scale * 2^100, exact).
 template <int kPlanes>
-__device__ __forceinline__ void step_staged(const RawStep& L, int32_t kind, unsigned xc, int plane_words,
-                                            bool ok, float* acc) {
+__device__ __forceinline__ void step_staged(const RawStep& L, int32_t kind, unsigned xc, unsigned plane_bytes,
+                                            float* acc) {
   uint32_t sc[2][2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -222,8 +251,7 @@ __device__ __forceinline__ void step_staged(const RawStep& L, int32_t kind, unsi
   for (int j = 0; j < 4; ++j) {
     uint4 b[kPlanes];
 #pragma unroll
-    for (int p = 0; p < kPlanes; ++p)
-      b[p] = ok ? lds128(xc + 4u * unsigned(p * plane_words + 4 * j)) : make_uint4(0, 0, 0, 0);
+    for (int p = 0; p < kPlanes; ++p) b[p] = lds128(xc + unsigned(p) * plane_bytes + 16u * unsigned(j));
     const uint32_t w0 = j == 0 ? L.q[0].x : j == 1 ? L.q[0].y : j == 2 ? L.q[0].z : L.q[0].w;
     const uint32_t w1 = j == 0 ? L.q[1].x : j == 1 ? L.q[1].y : j == 2 ? L.q[1].z : L.q[1].w;
     const uint32_t s0 = sc[0][j / 2], s1 = sc[1][j / 2];
@@ -247,12 +275,17 @@ __device__ __forceinline__ void step_staged(const RawStep& L, int32_t kind, unsi
   }
 }
 
+// 32-column chunks staged per plane: K rounded up to whole steps (the
+// down's K = 704 is 5.5 steps), the tail zero, so a step reads its B
+// fragments with no bounds check.
+__host__ __device__ inline int staged_chunks(int64_t k) { return static_cast<int>((k + kKStep - 1) / kKStep) * (kKStep / 32); }
+
 // Stages the activation rows of `valid` assignments (list[0..valid)) as B
 // fragments (mma_fp4::stage_b_fragments).  Gate/up with more than one plane
 // splits F32 x; the down reads h's BF16 planes.
 template <bool kGlu, int kPlanes>
 __device__ void stage_rows(const DecodeArgs& a, const int32_t* list, int valid, uint32_t* xs) {
-  stage_b_fragments<kPlanes, (kGlu && kPlanes > 1)>(a.x, a.x_lo_offset, a.k, valid, a.tok_stride,
+  stage_b_fragments<kPlanes, (kGlu && kPlanes > 1)>(a.x, a.x_lo_offset, a.k, staged_chunks(a.k), valid, a.tok_stride,
                                                   [&](int m) { return int64_t(list[m] / a.x_div); }, xs);
 }
 
@@ -426,7 +459,7 @@ __global__ void __launch_bounds__(256, kTight ? 3 : 2) moe_decode_kernel(DecodeA
     const int s_begin = slice * per;
     const int ns = s_begin >= steps ? 0 : (s_begin + per < steps ? per : steps - s_begin);
     const int total = (kGlu ? 2 : 1) * ns;
-    const int plane_words = static_cast<int>(a.k / 32) * 16;
+    const unsigned plane_bytes = 64u * unsigned(staged_chunks(a.k));
     // Step u of the warp's stream: gate steps, then up steps.
     // (The WeightRef is read from shared memory at each issue: holding both
     // in registers, or selecting between them, costs registers or a stack
@@ -439,11 +472,14 @@ __global__ void __launch_bounds__(256, kTight ? 3 : 2) moe_decode_kernel(DecodeA
     // Load mode 2: step u of the stream into stage u % kStages of this warp.
     const unsigned stage0 = static_cast<unsigned>(__cvta_generic_to_shared(smem)) + unsigned(a.stage_offset) +
                             unsigned(warp * kStages * kStageBytes);
+    // Step u is issued in order (u = 0, 1, ...): the gate stream, then at
+    // u == ns the up stream from the warp's first column again.
+    const int64_t k_first = int64_t(s_begin) * kKStep + 32 * t;
+    AsyncStream stream;
     auto issue_stage = [&](int u) {
-      const bool second = kGlu && u >= ns;
-      const int64_t k0 = int64_t(s_begin + (second ? u - ns : u)) * kKStep + 32 * t;
-      issue_async(s_w[second ? 1 : 0], n0, a.n, k0, k0 < a.k, u < total, g, lane,
-                  stage0 + unsigned((u % kStages) * kStageBytes));
+      if (u == 0) stream_begin(stream, s_w[0], n0, a.n, k_first, g);
+      if (kGlu && u == ns) stream_begin(stream, s_w[1], n0, a.n, k_first, g);
+      stream_issue(stream, a.k, u < total, lane, stage0 + unsigned((u % kStages) * kStageBytes));
     };
     for (int t0 = 0; t0 < count; t0 += a.tile_tokens) {
       const int valid = count - t0 < a.tile_tokens ? count - t0 : a.tile_tokens;
@@ -459,22 +495,25 @@ __global__ void __launch_bounds__(256, kTight ? 3 : 2) moe_decode_kernel(DecodeA
       stage_rows<kGlu, kPlanes>(a, s_list + t0, valid, xs);
       __syncthreads();
       float acc[4] = {0.f, 0.f, 0.f, 0.f}, acc_g[4] = {0.f, 0.f, 0.f, 0.f};
-      const unsigned xt = static_cast<unsigned>(__cvta_generic_to_shared(xs)) + 4u * unsigned(g * a.tok_stride);
+      // Lanes of tokens past the tile read token 0's row: their B fragments
+      // feed only their own output columns, which are never stored, and
+      // the loads need no predicate (nor the zeroing it costs).
+      const int gx = g < valid ? g : 0;
+      const unsigned xt = static_cast<unsigned>(__cvta_generic_to_shared(xs)) + 4u * unsigned(gx * a.tok_stride);
       if constexpr (kLoad == 2) {
-#pragma unroll 1
-        for (int u = 0; u < total; ++u) {
+        // Step u (the s-th of its matrix) into `sum`; the gate steps and
+        // the up steps are two loops, so no step selects its accumulator.
+        auto step = [&](int u, int s, float* sum) {
           issue_stage(u + kStages - 1);
           cp_async_wait<kStages - 1>();  // step u's group has landed
           read_stage(stage0 + unsigned((u % kStages) * kStageBytes), kind, t, lane, L[0]);
-          const int64_t k0 = int64_t(s_begin + (kGlu && u >= ns ? u - ns : u)) * kKStep + 32 * t;
-          step_staged<kPlanes>(L[0], kind, xt + 64u * unsigned(k0 / 32), plane_words, g < valid && k0 < a.k, acc);
-          if (kGlu && u == ns - 1) {
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-              acc_g[i] = acc[i];
-              acc[i] = 0.f;
-            }
-          }
+          step_staged<kPlanes>(L[0], kind, xt + 64u * unsigned(4 * (s_begin + s) + t), plane_bytes, sum);
+        };
+#pragma unroll 1
+        for (int u = 0; u < ns; ++u) step(u, u, kGlu ? acc_g : acc);
+        if (kGlu) {
+#pragma unroll 1
+          for (int u = ns; u < total; ++u) step(u, u - ns, acc);
         }
         cp_async_wait<0>();  // the empty tail groups: nothing outstanding across passes
       }
@@ -484,7 +523,7 @@ __global__ void __launch_bounds__(256, kTight ? 3 : 2) moe_decode_kernel(DecodeA
           const int u = u0 + r;
           if (u >= total) break;
           const int64_t k0 = int64_t(s_begin + (kGlu && u >= ns ? u - ns : u)) * kKStep + 32 * t;
-          step_staged<kPlanes>(L[r], kind, xt + 64u * unsigned(k0 / 32), plane_words, g < valid && k0 < a.k, acc);
+          step_staged<kPlanes>(L[r], kind, xt + 64u * unsigned(k0 / 32), plane_bytes, acc);
           if (kGlu && u == ns - 1) {
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
@@ -614,7 +653,7 @@ bool moe_decode_fits(const MoeProblem& p) {
                     reinterpret_cast<uintptr_t>(p.x.data) % 16 == 0 &&
                     (p.x.row_stride * (p.x.dtype == SEATRT_DTYPE_F32 ? 4 : 2)) % 16 == 0;
   // One token's staged rows must fit the shared-memory budget.
-  const size_t one = sizeof(uint32_t) * size_t(staged_token_words(3, p.hidden > p.intermediate ? p.hidden : p.intermediate));
+  const size_t one = sizeof(uint32_t) * size_t(staged_token_words(3, 32 * int64_t(staged_chunks(p.hidden > p.intermediate ? p.hidden : p.intermediate))));
   return p.vec && x_ok && p.hidden % 32 == 0 && p.intermediate % 32 == 0 && p.tokens * p.top_k <= kMaxAssign &&
          p.num_experts <= kMaxExperts &&
          one + 8 * 1024 + (p.tokens <= 4 ? 2 * size_t(p.num_experts) * sizeof(WeightRef) : 0) + size_t(kGluWarps) * kStages * kStageBytes <= kSmemBudget;
@@ -655,7 +694,7 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
                                                                    : 1;
   g.split = split;
   const int planes = f32 ? (choice.f32_planes == 2 ? 2 : 3) : 1;
-  g.tok_stride = staged_token_words(planes, p.hidden);
+  g.tok_stride = staged_token_words(planes, 32 * int64_t(staged_chunks(p.hidden)));
   // Up to 4 tokens every block is in the first wave: the tables' copy
   // overlaps the previous kernel (PDL) and saves an L2 round trip per block
   // (batch-1 step 5.18 -> 5.01 ms, 2026-12-01).
@@ -690,7 +729,7 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
   d.x_lo_offset = A * p.intermediate;
   d.x_div = 1;
   d.split = 1;
-  d.tok_stride = staged_token_words(2, p.intermediate);
+  d.tok_stride = staged_token_words(2, 32 * int64_t(staged_chunks(p.intermediate)));
   d.table_bytes = copy_tables ? static_cast<int32_t>(align16(size_t(p.num_experts) * sizeof(WeightRef))) : 0;
   // At most 4 staged tokens (11 KB of h planes at I = 704): with 4 stages
   // of 4 warps that keeps a 128-thread down block at ~32 KB, six per SM (an

@@ -212,25 +212,30 @@ __device__ __forceinline__ uint4 lds128(unsigned addr) {
 // fragments, so that a step reads them with one 16-byte shared load per
 // 8 columns per plane instead of global loads (and, for F32, the split) in
 // every warp at every step.  Layout: token m at word m * tok_stride; plane
-// p at + p * plane_words (plane_words = k / 32 * 16); per 32-column chunk
+// p at + p * plane_words (plane_words = chunks * 16); per 32-column chunk
 // c, 16 words; word 4j + i of a chunk = columns (32c + 8j + i, 32c + 8j +
 // i + 4), the pairing of unpack_pair.  kFromF32: F32 rows split into
 // kPlanes BF16 terms, each the rounded remainder of the ones before (3: hi +
 // mid + lo, exact; 2: hi + lo, relative error <= 2^-16); otherwise BF16 rows,
-// kPlanes planes `lo_offset` elements apart.  row_of(m): token m's row of x.
-// All threads of the block take part; the caller puts a barrier before
-// (previous readers) and after.
+// kPlanes planes `lo_offset` elements apart.  `chunks` (>= k / 32) chunks
+// per plane are written, those past K as zeros, so that a kernel may read
+// whole 128-column steps without a bounds check.  row_of(m): token m's row
+// of x.  All threads of the block take part; the caller puts a barrier
+// before (previous readers) and after.
 template <int kPlanes, bool kFromF32, class RowOf>
-__device__ void stage_b_fragments(const Mat& x, int64_t lo_offset, int64_t k, int valid, int tok_stride, RowOf row_of,
-                                  uint32_t* xs) {
-  const int chunks = static_cast<int>(k / 32), plane_words = chunks * 16;
+__device__ void stage_b_fragments(const Mat& x, int64_t lo_offset, int64_t k, int chunks, int valid, int tok_stride,
+                                  RowOf row_of, uint32_t* xs) {
+  const int plane_words = chunks * 16, k_chunks = static_cast<int>(k / 32);
   const int units = valid * chunks * 4;
 #pragma unroll 1
   for (int i = threadIdx.x; i < units; i += blockDim.x) {
     const int m = i / (chunks * 4), c = (i / 4) % chunks, j = i % 4;
     const int64_t row = row_of(m), col = int64_t(c) * 32 + 8 * j;
     uint32_t* dst = xs + m * tok_stride + c * 16 + 4 * j;
-    if constexpr (kFromF32) {
+    if (c >= k_chunks) {
+#pragma unroll
+      for (int p = 0; p < kPlanes; ++p) *reinterpret_cast<uint4*>(dst + p * plane_words) = make_uint4(0, 0, 0, 0);
+    } else if constexpr (kFromF32) {
       const float* src = static_cast<const float*>(x.data) + row * x.row_stride + col;
       const float4 u = *reinterpret_cast<const float4*>(src), v = *reinterpret_cast<const float4*>(src + 4);
       float f[8] = {u.x, u.y, u.z, u.w, v.x, v.y, v.z, v.w};
@@ -260,8 +265,9 @@ __device__ void stage_b_fragments(const Mat& x, int64_t lo_offset, int64_t k, in
   }
 }
 
-// Staged words per token for stage_b_fragments: padded so that consecutive
-// tokens start 64 bytes apart modulo 128 (fewer bank conflicts).
+// Staged words per token for stage_b_fragments with k / 32 chunks (pass K
+// rounded up to kKStep for whole steps): padded so that consecutive tokens
+// start 64 bytes apart modulo 128 (fewer bank conflicts).
 __host__ __device__ inline int32_t staged_token_words(int planes, int64_t k) {
   const int64_t w = planes * (k / 32) * 16;
   return static_cast<int32_t>(w % 32 == 0 ? w + 16 : w);
