@@ -264,6 +264,10 @@ struct MoeDecodeChoice {
   // of x: the default since the 2026-12-01 03:40 device run, batch-32 MoE
   // 11.08 -> 9.48 ms) or 3 ("p3": exact, a half more MMAs and shared loads).
   int f32_planes = 2;
+  // Most tokens a gate/up block stages per pass ("t1".."t8"; 0: as many as
+  // fit, up to 8): fewer is less shared memory per block (more blocks per
+  // SM) and another pass over the weights, from L2, for an expert with more.
+  int max_tile = 0;
 };
 bool moe_decode_fits(const MoeProblem& p);
 size_t moe_decode_workspace_bytes(const MoeProblem& p);

@@ -198,8 +198,22 @@ __device__ __forceinline__ void pdl_wait(bool& waited) {
 // the block stages its tokens' x once in shared memory, split into kStage
 // BF16 planes (GemvArgs::f32_planes), after the partial-sum buffer; the
 // first group of weight loads is issued before the PDL wait and the staging.
+// Blocks per SM a configuration is compiled for (its register budget: two
+// blocks of 8 warps, 128 registers).  Two where that fits without spilling
+// the default paths; NVFP4 weights with F32 x split once into two planes
+// take two at every n-tile count (at 16-32 rows they had 168-180 registers,
+// one 8-warp block per SM); dense weights (the LM head) and the per-step F32
+// split spill hundreds of bytes at 128 and keep one.
+template <int kNt, bool kGlu, int kX, bool kDense, int kStage>
+constexpr int gemv_blocks_per_sm() {
+  const bool two = (kNt <= 2 && kX == kXBf16 && !kGlu && !kDense) || (kNt == 1 && kX != kXF32 && !kDense) ||
+                   (kX == kXBf16Pair && !kGlu && !kDense) || kStage > 0;
+  return two ? 2 : 1;
+}
+
 template <int kNt, bool kGlu, int kX, bool kDense, bool kRaw = false, int kStage = 0>
-__global__ void __launch_bounds__(kMaxWarps * 32, (kNt <= 2 && kX == kXBf16 && !kGlu && !kDense) || (kNt == 1 && kX != kXF32 && !kDense) || kStage > 0 ? 2 : 1) gemv_mma_kernel(GemvArgs a) {
+__global__ void __launch_bounds__(kMaxWarps * 32, (gemv_blocks_per_sm<kNt, kGlu, kX, kDense, kStage>()))
+    gemv_mma_kernel(GemvArgs a) {
   // Steps of loads in flight per lane.  More costs registers (the compiler
   // also hoists the x loads of every step in flight); 3 keeps one-n-tile
   // BF16 blocks at <= 128 registers, two blocks per SM.

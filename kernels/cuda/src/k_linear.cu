@@ -239,6 +239,7 @@ MoeDecodeChoice moe_decode_choice() {
     if (n == 2 && p[0] == 's' && p[1] >= '1' && p[1] <= '8') c.split = p[1] - '0';
     if (n == 2 && p[0] == 'd' && p[1] >= '1' && p[1] <= '8') c.down_warps = p[1] - '0';
     if (n == 2 && p[0] == 'p' && (p[1] == '2' || p[1] == '3')) c.f32_planes = p[1] - '0';
+    if (n == 2 && p[0] == 't' && p[1] >= '1' && p[1] <= '8') c.max_tile = p[1] - '0';
     // Load modes: a (cp.async stages, the default), r (register ring,
     // byte-wise scales: version 4), w (register ring, one scale load per row).
     if (n == 1 && p[0] == 'a') c.async_loads = true;

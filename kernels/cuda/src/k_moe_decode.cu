@@ -708,6 +708,7 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
   const size_t stages = load == 2 ? size_t(kGluWarps) * kStages * kStageBytes : 0;
   const size_t red = (split > 1 ? sizeof(float) * 8 * 32 * kGluWarps : 0) + stages + 16;
   int tile = static_cast<int>(p.tokens < 8 ? p.tokens : 8);
+  if (choice.max_tile >= 1 && tile > choice.max_tile) tile = choice.max_tile;
   if (planes == 3 && tile > 4) tile = 4;  // three planes: 17 KB per token at H 2816
   while (tile > 1 && size_t(g.table_bytes) + red + sizeof(uint32_t) * size_t(tile) * size_t(g.tok_stride) > kSmemBudget) --tile;
   g.tile_tokens = tile;
