@@ -31,6 +31,10 @@ void sample(Context& ctx, const seatrt_sample_args* args);
 // ABI 1.1 fused norms (op_fused_norm.cpp).
 void add_rms_norm(Context& ctx, const seatrt_add_rms_norm_args* args);
 void rms_norm_rope(Context& ctx, const seatrt_rms_norm_rope_args* args);
+// ABI 1.2 fused linears and norms (op_fused_linear.cpp).
+void linear_multi(Context& ctx, const seatrt_linear_multi_args* args);
+void linear_glu(Context& ctx, const seatrt_linear_glu_args* args);
+void rms_norm_multi(Context& ctx, const seatrt_rms_norm_multi_args* args);
 
 // The weight layouts this provider reads for `format`, most preferred first.
 // Unknown format: UNSUPPORTED.

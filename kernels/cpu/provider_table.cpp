@@ -164,6 +164,9 @@ seatrt_kernel_api make_api() {
   api.sample = op_slot<seatrt_sample_args, sample>;
   api.add_rms_norm = op_slot<seatrt_add_rms_norm_args, add_rms_norm>;
   api.rms_norm_rope = op_slot<seatrt_rms_norm_rope_args, rms_norm_rope>;
+  api.linear_multi = op_slot<seatrt_linear_multi_args, linear_multi>;
+  api.linear_glu = op_slot<seatrt_linear_glu_args, linear_glu>;
+  api.rms_norm_multi = op_slot<seatrt_rms_norm_multi_args, rms_norm_multi>;
   return api;  // graph_* stay NULL: nothing to capture on the CPU
 }
 

@@ -99,7 +99,7 @@ KernelDispatch::KernelDispatch(KernelProvider primary, KernelProvider fallback)
     }
   };
   // Operations: primary, else the same-device fallback.  Optional ones (the
-  // ABI 1.1 fused ops, which callers replace by the unfused sequence) stay
+  // ABI 1.1 and 1.2 fused ops, which callers replace by the unfused sequence) stay
   // NULL without being reported missing when neither provider has them.
   auto operation = [&](const char* op, bool required, auto member, auto via_primary, auto via_fallback) {
     if (impl_->primary.*member) {
@@ -144,6 +144,9 @@ KernelDispatch::KernelDispatch(KernelProvider primary, KernelProvider fallback)
   SEATRT_OPERATION(sample, true);
   SEATRT_OPERATION(add_rms_norm, false);   // ABI 1.1
   SEATRT_OPERATION(rms_norm_rope, false);  // ABI 1.1
+  SEATRT_OPERATION(linear_multi, false);   // ABI 1.2
+  SEATRT_OPERATION(linear_glu, false);     // ABI 1.2
+  SEATRT_OPERATION(rms_norm_multi, false); // ABI 1.2
   SEATRT_MANAGE(graph_begin, false);
   SEATRT_MANAGE(graph_end, false);
   SEATRT_MANAGE(graph_launch, false);

@@ -143,6 +143,35 @@ TEST_CASE("the ABI 1.1 fused ops are optional: absent from a 1.0 table, never re
   CHECK(with_fallback.table()->add_rms_norm != nullptr);
 }
 
+TEST_CASE("the ABI 1.2 fused ops are optional: absent from a 1.1 table, never reported missing") {
+  // A 1.1 GPU provider (table ends before linear_multi) with every other op.
+  seatrt_kernel_api gpu = provider(SEATRT_DEVICE_CUDA, create_a);
+  gpu.rms_norm = rms_norm;
+  gpu.linear_multi = reinterpret_cast<decltype(gpu.linear_multi)>(rms_norm);  // beyond struct_size
+  gpu.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, linear_multi));
+  seatrt_kernel_api cpu = provider(SEATRT_DEVICE_CPU, create_b);
+  cpu.linear_multi = reinterpret_cast<decltype(cpu.linear_multi)>(rms_norm);
+  KernelDispatch dispatch({&gpu, "cuda"}, {&cpu, "cpu"});
+  for (const char* op : {"linear_multi", "linear_glu", "rms_norm_multi"}) {
+    CAPTURE(op);
+    CHECK(source_of(dispatch, op) == "-");  // the CPU one is another device: not staged
+  }
+  CHECK(dispatch.table()->linear_multi == nullptr);
+  CHECK(dispatch.table()->linear_glu == nullptr);
+  CHECK(dispatch.table()->rms_norm_multi == nullptr);
+  const auto missing = dispatch.missing_ops();
+  CHECK(std::find(missing.begin(), missing.end(), "linear_multi") == missing.end());
+  // A same-device 1.2 fallback fills the ones it has.
+  seatrt_kernel_api cpu_a = provider(SEATRT_DEVICE_CPU, create_a);
+  cpu_a.struct_size = gpu.struct_size;
+  seatrt_kernel_api cpu_b = provider(SEATRT_DEVICE_CPU, create_b);
+  cpu_b.rms_norm_multi = reinterpret_cast<decltype(cpu_b.rms_norm_multi)>(rms_norm);
+  KernelDispatch with_fallback({&cpu_a, "A"}, {&cpu_b, "B"});
+  CHECK(source_of(with_fallback, "rms_norm_multi") == "B");
+  CHECK(source_of(with_fallback, "linear_glu") == "-");
+  CHECK(with_fallback.table()->rms_norm_multi != nullptr);
+}
+
 TEST_CASE("a GPU provider missing an operation is not staged through the CPU") {
   seatrt_kernel_api gpu = provider(SEATRT_DEVICE_CUDA, create_a);
   gpu.rms_norm = rms_norm;

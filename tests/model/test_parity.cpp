@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "fixture_support.hpp"
@@ -141,6 +142,18 @@ void check_fixture(const std::string& name) {
 TEST_CASE("gemma4 MoE fixture matches the HF reference", "[parity]") { check_fixture("gemma4-tiny-moe"); }
 
 TEST_CASE("gemma4 dense fixture matches the HF reference", "[parity]") { check_fixture("gemma4-tiny-dense"); }
+
+// The same through the unfused sequences (what a provider without the ABI
+// 1.1/1.2 fused operations runs; the CPU provider has them all, so only this
+// switch reaches that code here).
+TEST_CASE("gemma4 fixtures match the HF reference through the unfused sequences", "[parity]") {
+  setenv("SEATRT_GEMMA4_FUSED", "0", 1);
+  struct Unset {
+    ~Unset() { unsetenv("SEATRT_GEMMA4_FUSED"); }
+  } unset;
+  check_fixture("gemma4-tiny-moe");
+  check_fixture("gemma4-tiny-dense");
+}
 
 }  // namespace
 }  // namespace seatrt::test

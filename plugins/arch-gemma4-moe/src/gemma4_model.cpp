@@ -259,7 +259,9 @@ seatrt_tensor Model::fold_router_scale(const seatrt_tensor& router_scale) {
 //   a 1.0 provider now: 30 (the router input is one weighted rms_norm);
 //   an ABI 1.1 provider: 22 -- the input norm comes with the previous layer's
 //   end, q/k norms carry their rope, each norm-add(-scale)(-norm) chain
-//   (after attention, the expert branch, the layer's end) is one add_rms_norm.
+//   (after attention, the expert branch, the layer's end) is one add_rms_norm;
+//   an ABI 1.2 provider: 17 -- q/k/v one linear_multi, gate/up/glu one
+//   linear_glu, the router's and the experts' input norms one rms_norm_multi.
 void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
   const int64_t t = b.num_tokens;
   if (t <= 0 || t > max_tokens_)
@@ -297,11 +299,13 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
     seatrt_tensor q2 = f32(ws_.q, {t, nq * d}), q3 = f32(ws_.q, {t, nq, d});
     seatrt_tensor k2 = f32(ws_.k, {t, nkv * d}), k3 = f32(ws_.k, {t, nkv, d}), k_rows = f32(ws_.k, {t * nkv, d});
     seatrt_tensor v2 = f32(ws_.v, {t, nkv * d}), v3 = f32(ws_.v, {t, nkv, d}), v_rows = f32(ws_.v, {t * nkv, d});
-    ops.linear(x, w.q_proj, q2);
+    // q, k (and v) from one read of x (ABI 1.2 linear_multi, else a linear
+    // each), then the norms.
+    const seatrt_linear_weight* qkv_w[3] = {w.q_proj, w.k_proj, w.v_proj};
+    seatrt_tensor* qkv_out[3] = {&q2, &k2, &v2};
+    ops.linear_multi(x, w.v_proj ? 3 : 2, qkv_w, qkv_out);
     ops.rms_norm_rope(q3, &w.q_norm, eps, *b.positions, w.inv_freq);
-    ops.linear(x, w.k_proj, k2);
     if (w.v_proj) {
-      ops.linear(x, w.v_proj, v2);
       ops.rms_norm(v_rows, nullptr, eps, v_rows);
     } else {
       ops.rms_norm(k_rows, nullptr, eps, v_rows);  // from the raw k, before k is normed
@@ -338,24 +342,25 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
                   act = f32(ws_.mlp_act, {t, inter});
     seatrt_tensor m1 = f32(ws_.m1, {t, hs});  // MoE: dense branch + expert branch, each normed
     seatrt_tensor* ff_out = &branch;            // the feed-forward output before post_feedforward_layernorm
-    ops.linear(x, w.gate_proj, gate);
-    ops.linear(x, w.up_proj, up);
-    ops.glu(gate, up, act);
+    ops.linear_glu(x, w.gate_proj, w.up_proj, gate, up, act);
     ops.linear(act, w.down_proj, branch);
     if (c_.moe) {
       const int64_t e = c_.num_experts, k = c_.top_k;
       ops.rms_norm(branch, &w.post_ff_norm_1, eps, m1);
       // Router on the un-normed residual: RMSNorm with the folded
-      // scale x H^-1/2 weight (fold_router_scale).
+      // scale x H^-1/2 weight (fold_router_scale); it and the experts'
+      // input are norms of h with two gains, one call (ABI 1.2
+      // rms_norm_multi, else one each).
       seatrt_tensor r = f32(ws_.router_in, {t, hs});
       seatrt_tensor logits = f32(ws_.router_logits, {t, e});
       seatrt_tensor ids = view(ws_.router_ids, SEATRT_DTYPE_I32, {t, k}, dk);
       seatrt_tensor weights = f32(ws_.router_weights, {t, k});
-      ops.rms_norm(h, &w.router_input_weight, eps, r);
+      seatrt_tensor ein = f32(ws_.expert_in, {t, hs}), eout = f32(ws_.expert_out, {t, hs});
+      const seatrt_tensor* norm_w[2] = {&w.router_input_weight, &w.pre_ff_norm_2};
+      seatrt_tensor* norm_out[2] = {&r, &ein};
+      ops.rms_norm_multi(h, eps, 2, norm_w, norm_out);
       ops.linear(r, w.router_proj, logits);
       ops.router_topk(logits, c_.top_k, &w.per_expert_scale, ids, weights);
-      seatrt_tensor ein = f32(ws_.expert_in, {t, hs}), eout = f32(ws_.expert_out, {t, hs});
-      ops.rms_norm(h, &w.pre_ff_norm_2, eps, ein);
       ops.moe(c_.num_experts, ein, ids, weights, w.expert_gate.data(), w.expert_up.data(), w.expert_down.data(), eout);
       ops.add_rms_norm(eout, &w.post_ff_norm_2, m1, eps, 1.0f, nullptr, nullptr);  // m1 += norm_2(eout)
       ff_out = &m1;

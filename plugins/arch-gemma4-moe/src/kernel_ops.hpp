@@ -3,7 +3,9 @@
 // architecture touches no device API other than through these.
 #pragma once
 
+#include <cstdlib>
 #include <initializer_list>
+#include <string>
 
 #include "seatrt/cpp/plugin.hpp"
 #include "seatrt/cpp/tensor.hpp"
@@ -18,7 +20,11 @@ inline seatrt_tensor view(void* data, int32_t dtype, std::initializer_list<int64
 
 class Ops {
  public:
-  Ops(const seatrt_kernel_api* k, seatrt_kernel_context* ctx, seatrt_stream stream) : k_(k), ctx_(ctx), s_(stream) {}
+  // SEATRT_GEMMA4_FUSED=0 (read per forward, a switch for tests and
+  // benchmarks) runs the unfused sequences even where the provider has the
+  // ABI 1.1/1.2 fused operations.
+  Ops(const seatrt_kernel_api* k, seatrt_kernel_context* ctx, seatrt_stream stream)
+      : k_(k), ctx_(ctx), s_(stream), fused_allowed_(fused_allowed()) {}
 
   void embedding(const seatrt_tensor& ids, const seatrt_tensor& table, float scale, seatrt_tensor& out) const {
     seatrt_embedding_args a{sizeof(a), &ids, &table, scale, &out};
@@ -97,13 +103,69 @@ class Ops {
   }
   // Whether the table carries both ABI 1.1 fused ops (a 1.0 table is shorter).
   bool has_fused() const {
-    return SEATRT_HAS_FIELD(k_, seatrt_kernel_api, rms_norm_rope) && k_->add_rms_norm && k_->rms_norm_rope;
+    return fused_allowed_ && SEATRT_HAS_FIELD(k_, seatrt_kernel_api, rms_norm_rope) && k_->add_rms_norm &&
+           k_->rms_norm_rope;
+  }
+  // outs[i] = x * weights[i]^T for i < count (<= SEATRT_FUSED_MAX): one call
+  // when the provider has the ABI 1.2 linear_multi, else a linear each.
+  void linear_multi(const seatrt_tensor& x, int32_t count, const seatrt_linear_weight* const* weights,
+                    seatrt_tensor* const* outs) const {
+    if (fused_allowed_ && SEATRT_HAS_FIELD(k_, seatrt_kernel_api, linear_multi) && k_->linear_multi) {
+      seatrt_linear_multi_args a{};
+      a.struct_size = sizeof(a);
+      a.count = count;
+      a.x = &x;
+      for (int32_t i = 0; i < count; ++i) {
+        a.weights[i] = weights[i];
+        a.outs[i] = outs[i];
+      }
+      call(k_->linear_multi, a, "linear_multi");
+      return;
+    }
+    for (int32_t i = 0; i < count; ++i) linear(x, weights[i], *outs[i]);
+  }
+  // out = gelu_tanh(x * gate_w^T) * (x * up_w^T): one call with the ABI 1.2
+  // linear_glu, else linear into `gate`, linear into `up`, glu (gate and up
+  // are scratch either way).
+  void linear_glu(const seatrt_tensor& x, const seatrt_linear_weight* gate_w, const seatrt_linear_weight* up_w,
+                  seatrt_tensor& gate, seatrt_tensor& up, seatrt_tensor& out) const {
+    if (fused_allowed_ && SEATRT_HAS_FIELD(k_, seatrt_kernel_api, linear_glu) && k_->linear_glu) {
+      seatrt_linear_glu_args a{sizeof(a), SEATRT_ACT_GELU_TANH, &x, gate_w, up_w, &out};
+      call(k_->linear_glu, a, "linear_glu");
+      return;
+    }
+    linear(x, gate_w, gate);
+    linear(x, up_w, up);
+    glu(gate, up, out);
+  }
+  // outs[i] = rmsnorm(x) * weights[i] (NULL: no gain) for i < count: one
+  // call with the ABI 1.2 rms_norm_multi, else an rms_norm each.
+  void rms_norm_multi(const seatrt_tensor& x, float eps, int32_t count, const seatrt_tensor* const* weights,
+                      seatrt_tensor* const* outs) const {
+    if (fused_allowed_ && SEATRT_HAS_FIELD(k_, seatrt_kernel_api, rms_norm_multi) && k_->rms_norm_multi) {
+      seatrt_rms_norm_multi_args a{};
+      a.struct_size = sizeof(a);
+      a.count = count;
+      a.x = &x;
+      a.eps = eps;
+      for (int32_t i = 0; i < count; ++i) {
+        a.weights[i] = weights[i];
+        a.outs[i] = outs[i];
+      }
+      call(k_->rms_norm_multi, a, "rms_norm_multi");
+      return;
+    }
+    for (int32_t i = 0; i < count; ++i) rms_norm(x, weights[i], eps, *outs[i]);
   }
   void sync() const {
     if (k_->stream_sync) sdk::throw_if_error(k_->stream_sync(ctx_, s_));
   }
 
  private:
+  static bool fused_allowed() {
+    const char* v = std::getenv("SEATRT_GEMMA4_FUSED");
+    return v == nullptr || std::string(v) != "0";
+  }
   template <typename Fn, typename Args>
   void call(Fn fn, const Args& args, const char* name) const {
     if (!fn) throw sdk::Error(SEATRT_ERR_UNSUPPORTED, std::string("the kernel provider has no '") + name + "' operation");
@@ -118,6 +180,7 @@ class Ops {
   const seatrt_kernel_api* k_;
   seatrt_kernel_context* ctx_;
   seatrt_stream s_;
+  bool fused_allowed_;
 };
 
 }  // namespace seatrt::gemma4

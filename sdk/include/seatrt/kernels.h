@@ -327,6 +327,55 @@ typedef struct seatrt_rms_norm_rope_args {
   seatrt_tensor* out;
 } seatrt_rms_norm_rope_args;
 
+/* ------------------------------------- fused linears and norms (ABI 1.2) */
+
+#define SEATRT_FUSED_MAX 4 /* most weights / gains one fused call takes */
+
+/* Several Linears of one input: out_i = x * W_i^T for i < count, exactly as
+ * `count` linear calls in order would compute them.  A provider may read or
+ * convert x once and launch once (the q/k/v projections; gate and up).
+ * x [M, K]; weights[i] with in_features K; outs[i] [M, out_features_i].
+ * Aliasing: no out may alias x or another out.  Entries past count are
+ * ignored.  Tensors are read/written during the call (on `stream`). */
+typedef struct seatrt_linear_multi_args {
+  uint32_t struct_size;
+  int32_t count; /* 1..SEATRT_FUSED_MAX */
+  const seatrt_tensor* x;
+  const seatrt_linear_weight* weights[SEATRT_FUSED_MAX];
+  seatrt_tensor* outs[SEATRT_FUSED_MAX];
+} seatrt_linear_multi_args;
+
+/* A gated MLP's first half in one operation:
+ *   out = act(x * gate^T) * (x * up^T)
+ * with both products kept in fp32 and the activation and product exactly as
+ * glu computes them (for an F32 out this equals linear, linear, glu).
+ * x [M, K]; gate and up with in_features K and the same out_features I; out
+ * [M, I], which must not alias x. */
+typedef struct seatrt_linear_glu_args {
+  uint32_t struct_size;
+  int32_t activation; /* seatrt_activation */
+  const seatrt_tensor* x;
+  const seatrt_linear_weight* gate;
+  const seatrt_linear_weight* up;
+  seatrt_tensor* out;
+} seatrt_linear_glu_args;
+
+/* RMSNorms of one input with several gains: per row,
+ *   outs[i] = rmsnorm(x) * weights[i]     (i < count)
+ * with rmsnorm exactly as rms_norm computes it (one mean of squares per row
+ * shared by every output).  x and every out have one shape (leading axes
+ * are rows), weights are [N] or NULL (no gain).  Aliasing: no out may alias
+ * x or another out. */
+typedef struct seatrt_rms_norm_multi_args {
+  uint32_t struct_size;
+  int32_t count; /* 1..SEATRT_FUSED_MAX */
+  const seatrt_tensor* x;
+  float eps;
+  int32_t reserved0;
+  const seatrt_tensor* weights[SEATRT_FUSED_MAX];
+  seatrt_tensor* outs[SEATRT_FUSED_MAX];
+} seatrt_rms_norm_multi_args;
+
 /* ------------------------------------------------------------ the table */
 
 typedef struct seatrt_kernel_probe {
@@ -418,6 +467,14 @@ typedef struct seatrt_kernel_api {
    * sequence (rms_norm, elementwise, rope) the comments above spell out. */
   seatrt_status* (*add_rms_norm)(seatrt_kernel_context*, seatrt_stream, const seatrt_add_rms_norm_args*);
   seatrt_status* (*rms_norm_rope)(seatrt_kernel_context*, seatrt_stream, const seatrt_rms_norm_rope_args*);
+
+  /* ---- ABI 1.2: fused linears and norms.  Absent in a 1.0/1.1 provider's
+   * table, and may be NULL; a caller then runs the sequence of single
+   * operations the comments above spell out (linear per weight; linear,
+   * linear, glu; rms_norm per gain). */
+  seatrt_status* (*linear_multi)(seatrt_kernel_context*, seatrt_stream, const seatrt_linear_multi_args*);
+  seatrt_status* (*linear_glu)(seatrt_kernel_context*, seatrt_stream, const seatrt_linear_glu_args*);
+  seatrt_status* (*rms_norm_multi)(seatrt_kernel_context*, seatrt_stream, const seatrt_rms_norm_multi_args*);
 } seatrt_kernel_api;
 
 #ifdef __cplusplus
