@@ -11,23 +11,14 @@
 
 using namespace seatrt;
 using test::Tensor;
+using test::bitwise_equal;
+using test::matmul_t;
 
 namespace {
 
 cpu::Context& ctx() {
   static cpu::Context c(4);
   return c;
-}
-
-// y [m, n] = x [m, k] * w[n, k]^T in double.
-std::vector<double> matmul_t(const std::vector<double>& x, const std::vector<double>& w, int64_t m, int64_t n,
-                             int64_t k) {
-  std::vector<double> y(static_cast<size_t>(m * n), 0.0);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t p = 0; p < k; ++p)
-        y[static_cast<size_t>(i * n + j)] += x[static_cast<size_t>(i * k + p)] * w[static_cast<size_t>(j * k + p)];
-  return y;
 }
 
 double gelu_tanh(double v) { return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))); }
@@ -67,8 +58,6 @@ void rms_norm_multi(const Tensor& x, float eps, std::vector<const Tensor*> w, st
   }
   cpu::rms_norm_multi(ctx(), &a);
 }
-
-bool bitwise_equal(const Tensor& a, const Tensor& b) { return a.values() == b.values(); }
 
 }  // namespace
 

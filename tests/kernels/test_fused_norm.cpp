@@ -8,6 +8,7 @@
 
 using namespace seatrt;
 using test::Tensor;
+using test::bitwise_equal;
 
 namespace {
 
@@ -43,8 +44,6 @@ void add_rms_norm(const Tensor& x, const Tensor* xw, Tensor& residual, float eps
                              ow ? ow->get() : nullptr, out ? out->get() : nullptr};
   cpu::add_rms_norm(ctx(), &a);
 }
-
-bool bitwise_equal(const Tensor& a, const Tensor& b) { return a.values() == b.values(); }
 
 }  // namespace
 

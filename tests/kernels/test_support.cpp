@@ -66,6 +66,16 @@ Tensor int_tensor(int32_t dtype, std::vector<int64_t> shape, const std::vector<i
   return t;
 }
 
+std::vector<double> matmul_t(const std::vector<double>& x, const std::vector<double>& w, int64_t m, int64_t n,
+                             int64_t k) {
+  std::vector<double> y(static_cast<size_t>(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p)
+        y[static_cast<size_t>(i * n + j)] += x[static_cast<size_t>(i * k + p)] * w[static_cast<size_t>(j * k + p)];
+  return y;
+}
+
 double max_rel_err(const std::vector<double>& actual, const std::vector<double>& expected) {
   if (actual.size() != expected.size()) return INFINITY;
   double num = 0.0, den = 0.0;

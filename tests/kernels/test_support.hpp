@@ -97,6 +97,14 @@ Tensor int_tensor(int32_t dtype, std::vector<int64_t> shape, const std::vector<i
 // max |a - e| / max |e| (1 when e is all zero and a is not).
 double max_rel_err(const std::vector<double>& actual, const std::vector<double>& expected);
 
+// Equal element values (the dtype's values as doubles: a fused op against
+// the single ops it stands for).
+inline bool bitwise_equal(const Tensor& a, const Tensor& b) { return a.values() == b.values(); }
+
+// y [m, n] = x [m, k] * w [n, k]^T in double (the Linear reference).
+std::vector<double> matmul_t(const std::vector<double>& x, const std::vector<double>& w, int64_t m, int64_t n,
+                             int64_t k);
+
 // Runs `body`; returns the status code of the sdk::Error it threw (SEATRT_OK
 // if none) and stores the message.
 seatrt_status_code error_of(const std::function<void()>& body, std::string* message = nullptr);
