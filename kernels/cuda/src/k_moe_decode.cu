@@ -231,10 +231,13 @@ __device__ __forceinline__ void read_stage(unsigned buf, int32_t kind, int t, in
 // acc += A(L) . B over one step; `xc` is the shared address of the lane's
 // token's staged chunk (16 words per plane, planes `plane_bytes` apart;
 // staged in whole steps, zeros past K, see staged_chunks).  The A fragments
-// are mma_fp4's (unpack_pair, times the group scale * 2^100, exact).
+// are mma_fp4's (unpack_pair, times the group scale * 2^100, exact).  The
+// step's MMAs alternate between two accumulators (summed once per pass), so
+// each is a chain of half the step's HMMAs: one chain of 16 made "wait"
+// (fixed-latency dependency) the largest stall under ncu (2026-12-01).
 template <int kPlanes>
 __device__ __forceinline__ void step_staged(const RawStep& L, int32_t kind, unsigned xc, unsigned plane_bytes,
-                                            float* acc) {
+                                            float (*acc)[4]) {
   uint32_t sc[2][2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -261,7 +264,7 @@ __device__ __forceinline__ void step_staged(const RawStep& L, int32_t kind, unsi
 #pragma unroll
     for (int p = 0; p < kPlanes; ++p) {
       const uint32_t bb[2] = {b[p].x, b[p].y};
-      mma_bf16(acc, a, bb);
+      mma_bf16(acc[p & 1], a, bb);
     }
     a[0] = bf16x2_mul(unpack_pair<2>(w0), s0);
     a[1] = bf16x2_mul(unpack_pair<2>(w1), s1);
@@ -270,7 +273,7 @@ __device__ __forceinline__ void step_staged(const RawStep& L, int32_t kind, unsi
 #pragma unroll
     for (int p = 0; p < kPlanes; ++p) {
       const uint32_t bb[2] = {b[p].z, b[p].w};
-      mma_bf16(acc, a, bb);
+      mma_bf16(acc[(p + 1) & 1], a, bb);
     }
   }
 }
@@ -494,7 +497,7 @@ __global__ void __launch_bounds__(256, kTight ? 3 : 2) moe_decode_kernel(DecodeA
       __syncthreads();  // the previous pass's readers of xs and red are done
       stage_rows<kGlu, kPlanes>(a, s_list + t0, valid, xs);
       __syncthreads();
-      float acc[4] = {0.f, 0.f, 0.f, 0.f}, acc_g[4] = {0.f, 0.f, 0.f, 0.f};
+      float acc2[2][4] = {}, acc2_g[2][4] = {};  // two chains each (step_staged)
       // Lanes of tokens past the tile read token 0's row: their B fragments
       // feed only their own output columns, which are never stored, and
       // the loads need no predicate (nor the zeroing it costs).
@@ -503,17 +506,17 @@ __global__ void __launch_bounds__(256, kTight ? 3 : 2) moe_decode_kernel(DecodeA
       if constexpr (kLoad == 2) {
         // Step u (the s-th of its matrix) into `sum`; the gate steps and
         // the up steps are two loops, so no step selects its accumulator.
-        auto step = [&](int u, int s, float* sum) {
+        auto step = [&](int u, int s, float (*sum)[4]) {
           issue_stage(u + kStages - 1);
           cp_async_wait<kStages - 1>();  // step u's group has landed
           read_stage(stage0 + unsigned((u % kStages) * kStageBytes), kind, t, lane, L[0]);
           step_staged<kPlanes>(L[0], kind, xt + 64u * unsigned(4 * (s_begin + s) + t), plane_bytes, sum);
         };
 #pragma unroll 1
-        for (int u = 0; u < ns; ++u) step(u, u, kGlu ? acc_g : acc);
+        for (int u = 0; u < ns; ++u) step(u, u, kGlu ? acc2_g : acc2);
         if (kGlu) {
 #pragma unroll 1
-          for (int u = ns; u < total; ++u) step(u, u - ns, acc);
+          for (int u = ns; u < total; ++u) step(u, u - ns, acc2);
         }
         cp_async_wait<0>();  // the empty tail groups: nothing outstanding across passes
       }
@@ -523,16 +526,24 @@ __global__ void __launch_bounds__(256, kTight ? 3 : 2) moe_decode_kernel(DecodeA
           const int u = u0 + r;
           if (u >= total) break;
           const int64_t k0 = int64_t(s_begin + (kGlu && u >= ns ? u - ns : u)) * kKStep + 32 * t;
-          step_staged<kPlanes>(L[r], kind, xt + 64u * unsigned(k0 / 32), plane_bytes, acc);
+          step_staged<kPlanes>(L[r], kind, xt + 64u * unsigned(k0 / 32), plane_bytes, acc2);
           if (kGlu && u == ns - 1) {
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
-              acc_g[i] = acc[i];
-              acc[i] = 0.f;
-            }
+            for (int c = 0; c < 2; ++c)
+#pragma unroll
+              for (int i = 0; i < 4; ++i) {
+                acc2_g[c][i] = acc2[c][i];
+                acc2[c][i] = 0.f;
+              }
           }
           if (u + kRing < total) issue(u + kRing, L[r]);
         }
+      }
+      float acc[4], acc_g[4];  // the two chains summed
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        acc[i] = acc2[0][i] + acc2[1][i];
+        acc_g[i] = acc2_g[0][i] + acc2_g[1][i];
       }
       // Lane (g, t) holds rows n0 + g (+8 for i >= 2), tokens 2t (+1 for odd i).
       if (a.split == 1) {
