@@ -1,8 +1,13 @@
 // A deliberately wrong kernel provider ("cpu-broken") that proves the
 // conformance tool can fail: linear adds an error of 50% of the first row's
-// largest magnitude to one element, rms_norm writes a NaN, and the attention
-// slot is NULL (must be reported as SKIP).  Test-only; never installed.
+// largest magnitude to one element, rms_norm writes a NaN, add_rms_norm
+// ignores residual_scale, and the attention and rms_norm_rope slots are NULL
+// (must be reported as SKIP).  Its table is of ABI 1.1 (struct_size ends
+// before linear_multi), so the 1.2 fused operations must be SKIP too.  The
+// other fused slots are the CPU provider's, which do not go through the
+// broken linear / rms_norm.  Test-only; never installed.
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <vector>
 #include <algorithm>
@@ -42,6 +47,15 @@ seatrt_status* broken_rms_norm(seatrt_kernel_context* ctx, seatrt_stream stream,
   return nullptr;
 }
 
+// A plausible fused-kernel bug that only a case with a scale != 1 can see.
+seatrt_status* broken_add_rms_norm(seatrt_kernel_context* ctx, seatrt_stream stream,
+                                   const seatrt_add_rms_norm_args* args) {
+  if (!args) return seatrt::cpu::kernel_api().add_rms_norm(ctx, stream, args);
+  seatrt_add_rms_norm_args unscaled = *args;
+  unscaled.residual_scale = 1.0f;
+  return seatrt::cpu::kernel_api().add_rms_norm(ctx, stream, &unscaled);
+}
+
 // Score 0: never chosen by `auto`, even if someone points a seat at it.
 seatrt_status* broken_probe(seatrt_kernel_probe* out) {
   seatrt_status* status = seatrt::cpu::kernel_api().probe(out);
@@ -59,6 +73,12 @@ const seatrt_plugin& descriptor() {
     a.rms_norm = broken_rms_norm;
     a.attention = nullptr;
     a.probe = broken_probe;
+    a.add_rms_norm = broken_add_rms_norm;
+    a.rms_norm_rope = nullptr;
+    // A provider built for ABI 1.1.  The 1.2 slots past struct_size keep the
+    // CPU provider's working operations: a tool that read them anyway would
+    // report PASS instead of SKIP, which the CTest checks would catch.
+    a.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, linear_multi));
     return a;
   }();
   static const seatrt_plugin plugin = [] {
@@ -66,6 +86,7 @@ const seatrt_plugin& descriptor() {
     p.name = "cpu-broken";
     p.description = "test-only: a wrong provider for the conformance tool's own tests";
     p.kernels = &api;
+    p.abi_minor = 1;  // as its table
     return p;
   }();
   return plugin;

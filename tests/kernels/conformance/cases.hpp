@@ -20,8 +20,21 @@ inline constexpr double kBoundBF16 = 2e-2;
 inline constexpr double kBoundF8 = 0.13;  // about one E4M3 step near the largest value
 
 struct Outputs {
+  Outputs() = default;
+  Outputs(std::vector<double> exact_values, std::vector<double> approx_values)
+      : exact(std::move(exact_values)), approx(std::move(approx_values)) {}
+
   std::vector<double> exact;   // must match exactly (ids, tokens, flags)
   std::vector<double> approx;  // compared with the case's bound
+  // Where approx holds several outputs (q, k, v; residual and norm), the end
+  // of each: the error is then relative per output, so a small output is not
+  // judged against a larger neighbour's magnitude.  Empty: one output.
+  std::vector<size_t> part_ends;
+
+  void add_part(const std::vector<double>& values) {
+    approx.insert(approx.end(), values.begin(), values.end());
+    part_ends.push_back(approx.size());
+  }
 };
 
 struct Case {
@@ -35,6 +48,7 @@ void add_basic_cases(std::vector<Case>& cases);      // elementwise, embedding, 
 void add_matrix_cases(std::vector<Case>& cases);     // linear, router_topk, moe
 void add_attention_cases(std::vector<Case>& cases);  // kv_store, attention
 void add_sample_cases(std::vector<Case>& cases);     // sample
+void add_fused_cases(std::vector<Case>& cases);      // add_rms_norm, rms_norm_rope, linear_multi, linear_glu, rms_norm_multi
 
 // Inputs: uniform in +-range, never exactly zero-filled.
 inline test::Tensor random_input(std::mt19937& rng, int32_t dtype, std::vector<int64_t> shape, double range = 1.0) {

@@ -74,13 +74,36 @@ class Provider {
   std::string label_;
 };
 
-// Calls a provider's op slot, or throws Skip when the slot is NULL.
 template <typename Args>
-void call_op(Provider& p, seatrt_status* (*const seatrt_kernel_api::*slot)(seatrt_kernel_context*, seatrt_stream, const Args*),
-             const Args& args, const char* name) {
-  auto fn = p.api().*slot;
-  if (!fn) throw Skip(std::string("slot ") + name + " is NULL");
-  p.check(fn(p.ctx(), p.stream(), &args), name);
+using OpSlot = seatrt_status* (*const seatrt_kernel_api::*)(seatrt_kernel_context*, seatrt_stream, const Args*);
+
+// Whether the provider's table reaches `slot`: the table of a provider built
+// for an older ABI minor ends earlier (its struct_size) and must not be read
+// past its end.  SEATRT_HAS_FIELD for a member pointer.
+template <typename Fn>
+bool table_has(const Provider& p, Fn seatrt_kernel_api::*slot) {
+  static const seatrt_kernel_api layout{};
+  const auto* base = reinterpret_cast<const char*>(&layout);
+  const auto end = static_cast<size_t>(reinterpret_cast<const char*>(&(layout.*slot)) - base) + sizeof(Fn);
+  return p.api().struct_size >= end;
+}
+
+// Throws Skip ("not provided") when the provider's table lacks the slot or
+// the slot is NULL.  Cases with costly inputs call it before making them.
+template <typename Args>
+void need_op(const Provider& p, OpSlot<Args> slot, const char* name) {
+  if (!table_has(p, slot)) {
+    throw Skip(std::string("not provided: the table (") + std::to_string(p.api().struct_size) +
+               " bytes, an older ABI minor) ends before slot " + name);
+  }
+  if (!(p.api().*slot)) throw Skip(std::string("not provided: slot ") + name + " is NULL");
+}
+
+// Calls a provider's op slot, or throws Skip when it is not provided.
+template <typename Args>
+void call_op(Provider& p, OpSlot<Args> slot, const Args& args, const char* name) {
+  need_op(p, slot, name);
+  p.check((p.api().*slot)(p.ctx(), p.stream(), &args), name);
   p.sync();
 }
 
