@@ -30,6 +30,18 @@ struct GemvGroups {
   int64_t rows = 0;                     // the one group's size when active is null
 };
 
+// linear_multi (ABI 1.2): up to kMultiMax weights of one x in one launch,
+// their 16-row output tiles laid end to end over blockIdx.x (tensor-core
+// kernel only).  count 0: the one weight GemvArgs::w, n and out.
+constexpr int kMultiMax = 4;
+struct GemvMulti {
+  int32_t count = 0;
+  int32_t first_tile[kMultiMax + 1] = {};  // tile where weight i starts; [count] = all tiles
+  WeightRef w[kMultiMax];
+  Mat out[kMultiMax];
+  int64_t n[kMultiMax] = {};
+};
+
 struct GemvArgs {
   WeightRef w;                     // used when table is null
   WeightRef w_up;                  // GLU: the `up` weight when table_up is null
@@ -69,6 +81,7 @@ struct GemvArgs {
   // x is BF16 in x_planes planes (an F32 activation split once by
   // launch_to_planes), x_lo_offset elements apart; 0: not split.
   int x_planes = 0;
+  GemvMulti multi;
 };
 
 __device__ __forceinline__ float e4m3_to_float(uint8_t b) {
@@ -242,6 +255,9 @@ bool gemv_mma_fits(const GemvArgs& a);
 int launch_gemv_mma(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_rows);
 // Whether launch_gemv_mma stages this F32 x in shared memory itself.
 bool gemv_mma_stages_x(const GemvArgs& a, int64_t max_rows);
+// Whether linear_multi's launch (a.multi set) has a kernel for these args:
+// raw scales, and x staged, split into planes or BF16.
+bool gemv_mma_multi_fits(const GemvArgs& a, int64_t max_rows);
 
 // The MoE decode path (k_moe_decode.cu): two launches, no grouping kernel.
 // `split` (1, 2, 4, 8; else chosen from the expert count) is the warps

@@ -1,6 +1,7 @@
-// The ABI 1.1 fused norms: the norm/add/scale chains between a transformer's
-// sublayers, and the per-head q/k norm with its rotary embedding, each in
-// one launch (one block per row) instead of two to four.  At batch 1 every
+// The fused norms: the norm/add/scale chains between a transformer's
+// sublayers and the per-head q/k norm with its rotary embedding (ABI 1.1),
+// and one row normed with several gains (1.2), each in one launch (one block
+// per row) instead of two to four.  At batch 1 every
 // launch costs about as much as its memory traffic, so the count is what
 // matters.  The arithmetic per element follows k_basic.cu's rms_norm and
 // rope kernels (fp32 sum of squares reduced by block_sum, x * inv * w,
@@ -176,6 +177,33 @@ int launch_rms_norm_rope_warp(cudaStream_t st, const View3& x, Gain gain, float 
   return last_error();
 }
 
+// rms_norm_multi: rms_norm_regs_kernel (k_basic.cu) with one sum and up to
+// kNormMultiMax gained outputs.  Every gain is loaded before the block's
+// reduction, so the outputs cost no memory latency of their own.
+__global__ void rms_norm_multi_regs_kernel(Mat x, float eps, NormOuts o) {
+  pdl_enter();  // before any global access (pdl.cuh)
+  __shared__ float scratch[32];
+  const int64_t r = blockIdx.x;
+  float v[kRowRegs], g[kNormMultiMax][kRowRegs];
+  load_row_regs(x, r, v);
+#pragma unroll
+  for (int j = 0; j < kNormMultiMax; ++j)
+    if (j < o.count) load_gain_regs(o.gain[j].data, o.gain[j].dtype, x.cols, g[j]);
+  float ss = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kRowRegs; ++i) ss += v[i] * v[i];
+  const float inv = rsqrtf(block_sum(ss, scratch) / static_cast<float>(x.cols) + eps);
+#pragma unroll
+  for (int j = 0; j < kNormMultiMax; ++j) {
+    if (j >= o.count) break;
+#pragma unroll
+    for (int i = 0; i < kRowRegs; ++i) {
+      const int64_t c = threadIdx.x + int64_t(i) * blockDim.x;
+      if (c < x.cols) mat_store(o.out[j], r, c, v[i] * inv * g[j][i]);
+    }
+  }
+}
+
 int threads_for(int64_t cols) { return cols >= 1024 ? 256 : 128; }
 
 }  // namespace
@@ -211,6 +239,18 @@ int launch_rms_norm_rope(Stream s, const View3& x, Gain gain, float eps, const i
   (void)launch_pdl(rms_norm_rope_kernel, static_cast<unsigned>(rows), 128, shared, cudaStream_t(s),
       x, gain, eps, positions, inv_freq, out);
   return last_error();
+}
+
+int launch_rms_norm_multi(Stream s, const Mat& x, float eps, const NormOuts& outs) {
+  if (x.rows == 0 || x.cols == 0) return 0;
+  if (x.cols <= int64_t(threads_for(x.cols)) * kRowRegs) {
+    (void)launch_pdl(rms_norm_multi_regs_kernel, static_cast<unsigned>(x.rows), threads_for(x.cols), 0,
+                     cudaStream_t(s), x, eps, outs);
+    return last_error();
+  }
+  for (int j = 0; j < outs.count; ++j)
+    if (int e = launch_rms_norm(s, x, outs.gain[j].data, outs.gain[j].dtype, eps, outs.out[j])) return e;
+  return 0;
 }
 
 }  // namespace seatrt::cuda

@@ -146,14 +146,30 @@ __device__ __forceinline__ void step_mma_staged(const StepLoad<false>& L, unsign
 }
 
 // out[r, c] = v; two BF16 planes (hi, lo = v - hi) when out_lo_offset is set.
-__device__ __forceinline__ void store_out(const GemvArgs& a, int64_t r, int64_t c, float v) {
+__device__ __forceinline__ void store_out(const GemvArgs& a, const Mat& out, int64_t r, int64_t c, float v) {
   if (a.out_lo_offset) {
-    __nv_bfloat16* o = static_cast<__nv_bfloat16*>(a.out.data) + r * a.out.row_stride + c;
+    __nv_bfloat16* o = static_cast<__nv_bfloat16*>(out.data) + r * out.row_stride + c;
     const __nv_bfloat16 hi = __float2bfloat16_rn(v);
     o[0] = hi;
     o[a.out_lo_offset] = __float2bfloat16_rn(v - __bfloat162float(hi));
   } else {
-    mat_store(a.out, r, c, v);
+    mat_store(out, r, c, v);
+  }
+}
+
+// linear_multi: the weight, its output and the first row of block `tile`.
+// Unrolled with constant indices: a dynamic index into the kernel's
+// parameter struct would copy it to local memory.
+__device__ __forceinline__ void pick_multi(const GemvMulti& m, int64_t tile, WeightRef& w, int64_t& n, Mat& out,
+                                           int64_t& n0) {
+#pragma unroll
+  for (int i = 0; i < kMultiMax; ++i) {
+    if (i < m.count && tile >= m.first_tile[i]) {
+      w = m.w[i];
+      n = m.n[i];
+      out = m.out[i];
+      n0 = (tile - m.first_tile[i]) * 16;
+    }
   }
 }
 
@@ -177,7 +193,7 @@ __device__ void generic_rows(const GemvArgs& a, const WeightRef& w, const Weight
     float v = s / w.global_divisor;
     if (a.glu) v = activation(a.act, v) * (su / wu.global_divisor);
     if (a.row_weight) v *= a.row_weight[asg];
-    store_out(a, asg, row, v);
+    store_out(a, a.out, asg, row, v);
   }
 }
 
@@ -206,12 +222,17 @@ __device__ __forceinline__ void pdl_wait(bool& waited) {
 // split spill hundreds of bytes at 128 and keep one.
 template <int kNt, bool kGlu, int kX, bool kDense, int kStage>
 constexpr int gemv_blocks_per_sm() {
-  const bool two = (kNt <= 2 && kX == kXBf16 && !kGlu && !kDense) || (kNt == 1 && kX != kXF32 && !kDense) ||
+  const bool glu_planes = kGlu && (kX == kXBf16Pair || kX == kXBf16Tri);  // spills at 128 (linear_glu)
+  const bool two = (kNt <= 2 && kX == kXBf16 && !kGlu && !kDense) ||
+                   (kNt == 1 && kX != kXF32 && !kDense && !glu_planes) ||
                    (kX == kXBf16Pair && !kGlu && !kDense) || kStage > 0;
   return two ? 2 : 1;
 }
 
-template <int kNt, bool kGlu, int kX, bool kDense, bool kRaw = false, int kStage = 0>
+// kMulti: linear_multi's weights over blockIdx.x (pick_multi); its own
+// instantiations, since the picked weight lives in registers where a single
+// weight's fields are constant-bank operands (+56 bytes of spills at 32 rows).
+template <int kNt, bool kGlu, int kX, bool kDense, bool kRaw = false, int kStage = 0, bool kMulti = false>
 __global__ void __launch_bounds__(kMaxWarps * 32, (gemv_blocks_per_sm<kNt, kGlu, kX, kDense, kStage>()))
     gemv_mma_kernel(GemvArgs a) {
   // Steps of loads in flight per lane.  More costs registers (the compiler
@@ -229,7 +250,12 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (gemv_blocks_per_sm<kNt, kGlu,
   const int warps = blockDim.x >> 5;
   const int per_mat = kGlu ? warps / 2 : warps;  // warps splitting one matrix's K
   const bool up_half = kGlu && warp >= per_mat;
-  const int64_t n0 = int64_t(blockIdx.x) * 16;
+  int64_t n0 = int64_t(blockIdx.x) * 16, multi_n = 0;
+  Mat multi_out{};
+  // The output's rows and view: a single weight's are read from the
+  // parameters at each use (kept out of registers).
+#define SEATRT_GEMV_N (kMulti ? multi_n : a.n)
+#define SEATRT_GEMV_OUT (kMulti ? multi_out : a.out)
   const int64_t steps = (a.k + kKStep - 1) / kKStep;
   const int64_t per = (steps + per_mat - 1) / per_mat;
   const int64_t s_begin = (warp % per_mat) * per;
@@ -238,6 +264,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (gemv_blocks_per_sm<kNt, kGlu,
   int64_t count = a.groups.rows;
   const int32_t* list = nullptr;
   WeightRef w = a.w, wu = a.w_up;
+  if constexpr (kMulti) pick_multi(a.multi, blockIdx.x, w, multi_n, multi_out, n0);
   bool waited = false;
   if (a.groups.active) {
     // MoE: the expert of this slot comes from the grouping kernel.
@@ -276,7 +303,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (gemv_blocks_per_sm<kNt, kGlu,
       xrow[nt] = m < count ? (list ? list[m] : m) / a.x_div : -1;
     }
     if constexpr (kStage > 0) {
-      static_assert(kNt == 1 && kX == kXF32 && !kGlu && !kDense, "staging is for plain F32 Linears");
+      static_assert(kNt == 1 && kX == kXF32 && !kDense, "staging is for NVFP4 Linears of F32 x");
       const int valid = static_cast<int>(count - t0 < 8 ? count - t0 : 8);
       const int tok_stride = staged_token_words(kStage, a.k), plane_words = static_cast<int>(a.k / 32) * 16;
       uint32_t* xs = reinterpret_cast<uint32_t*>(red + warps * kNt * 128);
@@ -285,8 +312,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (gemv_blocks_per_sm<kNt, kGlu,
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
           const int64_t k0 = (s0 + u) * kKStep + 32 * t;
-          if constexpr (kRaw) load_step_raw(mw, n0, a.n, k0, s0 + u < s_end && k0 < a.k, g, L[u]);
-          else load_step(mw, n0, a.n, k0, s0 + u < s_end && k0 < a.k, g, L[u]);
+          if constexpr (kRaw) load_step_raw(mw, n0, SEATRT_GEMV_N, k0, s0 + u < s_end && k0 < a.k, g, L[u]);
+          else load_step(mw, n0, SEATRT_GEMV_N, k0, s0 + u < s_end && k0 < a.k, g, L[u]);
         }
       };
       load_group(s_begin);  // weights: independent of the previous kernel
@@ -314,8 +341,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (gemv_blocks_per_sm<kNt, kGlu,
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const int64_t k0 = (s_begin + u) * kKStep + 32 * t;
-        if constexpr (kRaw && !kDense) load_step_raw(mw, n0, a.n, k0, s_begin + u < s_end && k0 < a.k, g, L[u]);
-        else load_step(mw, n0, a.n, k0, s_begin + u < s_end && k0 < a.k, g, L[u]);
+        if constexpr (kRaw && !kDense) load_step_raw(mw, n0, SEATRT_GEMV_N, k0, s_begin + u < s_end && k0 < a.k, g, L[u]);
+        else load_step(mw, n0, SEATRT_GEMV_N, k0, s_begin + u < s_end && k0 < a.k, g, L[u]);
       }
       pdl_wait(waited);
       for (int64_t s0 = s_begin; s0 < s_end; s0 += kUnroll) {
@@ -328,8 +355,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (gemv_blocks_per_sm<kNt, kGlu,
           step_mma<kNt, kX, kDense, true>(L[u], a.x, a.x_lo_offset, xrow, ntv, k0, k0 < a.k, acc);
           const int64_t kn = k0 + int64_t(kUnroll) * kKStep;
           if (s + kUnroll < s_end) {
-            if constexpr (kRaw && !kDense) load_step_raw(mw, n0, a.n, kn, kn < a.k, g, L[u]);
-            else load_step(mw, n0, a.n, kn, kn < a.k, g, L[u]);
+            if constexpr (kRaw && !kDense) load_step_raw(mw, n0, SEATRT_GEMV_N, kn, kn < a.k, g, L[u]);
+            else load_step(mw, n0, SEATRT_GEMV_N, kn, kn < a.k, g, L[u]);
           }
         }
       }
@@ -341,8 +368,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (gemv_blocks_per_sm<kNt, kGlu,
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
           const int64_t k0 = (s0 + u) * kKStep + 32 * t;
-          if constexpr (kRaw && !kDense) load_step_raw(mw, n0, a.n, k0, s0 + u < s_end && k0 < a.k, g, L[u]);
-          else load_step(mw, n0, a.n, k0, s0 + u < s_end && k0 < a.k, g, L[u]);
+          if constexpr (kRaw && !kDense) load_step_raw(mw, n0, SEATRT_GEMV_N, k0, s0 + u < s_end && k0 < a.k, g, L[u]);
+          else load_step(mw, n0, SEATRT_GEMV_N, k0, s0 + u < s_end && k0 < a.k, g, L[u]);
         }
         pdl_wait(waited);
 #pragma unroll
@@ -368,7 +395,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (gemv_blocks_per_sm<kNt, kGlu,
       const int nt = e / 128, ln = (e / 4) % 32, i = e % 4;
       const int64_t row = n0 + (ln >> 2) + 8 * (i >> 1);
       const int64_t m = t0 + 8 * nt + 2 * (ln & 3) + (i & 1);
-      if (row >= a.n || m >= count) continue;
+      if (row >= SEATRT_GEMV_N || m >= count) continue;
       float sum = 0.f, sum_up = 0.f;
       for (int wi = 0; wi < per_mat; ++wi) sum += red[((wi * kNt + nt) * 32 + ln) * 4 + i];
       if (kGlu)
@@ -377,13 +404,15 @@ __global__ void __launch_bounds__(kMaxWarps * 32, (gemv_blocks_per_sm<kNt, kGlu,
       if (kGlu) v = activation(a.act, v) * (sum_up * down / wu.global_divisor);
       const int32_t asg = list ? list[m] : static_cast<int32_t>(m);
       if (a.row_weight) v *= a.row_weight[asg];
-      store_out(a, asg, row, v);
+      store_out(a, SEATRT_GEMV_OUT, asg, row, v);
     }
   }
   pdl_wait(waited);  // no tokens: still release the dependents and order with them
+#undef SEATRT_GEMV_N
+#undef SEATRT_GEMV_OUT
 }
 
-template <int kNt, bool kGlu, int kX, bool kDense, bool kRaw = false, int kStage = 0>
+template <int kNt, bool kGlu, int kX, bool kDense, bool kRaw = false, int kStage = 0, bool kMulti = false>
 int launch_nt(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_rows = 0) {
   const int64_t steps = ceil_div(a.k, kKStep);
   // About two steps per warp: enough loads in flight, few idle warps.  A
@@ -393,7 +422,7 @@ int launch_nt(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_ro
   warps = warps < 1 ? 1 : warps > kMaxWarps / halves ? kMaxWarps / halves : warps;
   warps *= halves;
   size_t smem = sizeof(float) * size_t(warps) * kNt * 128;
-  auto kernel = gemv_mma_kernel<kNt, kGlu, kX, kDense, kRaw, kStage>;
+  auto kernel = gemv_mma_kernel<kNt, kGlu, kX, kDense, kRaw, kStage, kMulti>;
   if constexpr (kStage > 0) {
     // Always set: the staged rows can pass the 48 KB a launch gets without
     // the opt-in (K = 8192: 49 KB per token).
@@ -401,7 +430,8 @@ int launch_nt(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_ro
     if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)))
       return static_cast<int>(e);
   }
-  return static_cast<int>(launch_pdl(kernel, dim3(static_cast<unsigned>(ceil_div(a.n, 16)), slots),
+  const int64_t tiles = a.multi.count ? a.multi.first_tile[a.multi.count] : ceil_div(a.n, 16);
+  return static_cast<int>(launch_pdl(kernel, dim3(static_cast<unsigned>(tiles), slots),
                                      dim3(static_cast<unsigned>(warps * 32)), smem, st, a));
 }
 
@@ -412,17 +442,19 @@ int launch_nt(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_ro
 // than with x split once (2026-12-01 03:40 run).
 constexpr size_t kStageBudget = 100 * 1024;
 bool stage_fits(const GemvArgs& a, int64_t max_rows) {
-  return a.w.kind <= int32_t(WeightKind::Fp4Bf16Scales) && a.x.dtype == SEATRT_DTYPE_F32 && !a.glu && !a.table &&
+  const bool kinds = a.w.kind <= int32_t(WeightKind::Fp4Bf16Scales) &&
+                     (!a.glu || (a.raw_scales && a.w_up.kind <= int32_t(WeightKind::Fp4Bf16Scales)));
+  return kinds && a.x.dtype == SEATRT_DTYPE_F32 && !a.table &&
          a.x_lo_offset == 0 && a.out_lo_offset == 0 &&
          !a.groups.active && max_rows >= 1 && max_rows <= 8 &&
          sizeof(uint32_t) * size_t(staged_token_words(3, a.k)) * size_t(max_rows) <= kStageBudget;
 }
 
-template <bool kGlu, int kX, bool kDense, bool kRaw = false>
+template <bool kGlu, int kX, bool kDense, bool kRaw = false, bool kMulti = false>
 int launch_rows(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_rows) {
-  if (max_rows <= 8 || a.max_ntiles == 1) return launch_nt<1, kGlu, kX, kDense, kRaw>(st, a, slots);
-  if (max_rows <= 16 || a.max_ntiles == 2) return launch_nt<2, kGlu, kX, kDense, kRaw>(st, a, slots);
-  return launch_nt<4, kGlu, kX, kDense, kRaw>(st, a, slots);
+  if (max_rows <= 8 || a.max_ntiles == 1) return launch_nt<1, kGlu, kX, kDense, kRaw, 0, kMulti>(st, a, slots);
+  if (max_rows <= 16 || a.max_ntiles == 2) return launch_nt<2, kGlu, kX, kDense, kRaw, 0, kMulti>(st, a, slots);
+  return launch_nt<4, kGlu, kX, kDense, kRaw, 0, kMulti>(st, a, slots);
 }
 
 }  // namespace
@@ -435,8 +467,31 @@ bool gemv_mma_fits(const GemvArgs& a) {
   return x_ok && out_ok && a.vec && a.k % 32 == 0;
 }
 
+bool gemv_mma_multi_fits(const GemvArgs& a, int64_t max_rows) {
+  if (!a.raw_scales || a.glu || a.table || a.out_lo_offset != 0) return false;
+  if (a.x_planes == 2 || a.x_planes == 3) return a.x_lo_offset != 0;  // split once
+  return a.x_lo_offset == 0 && (a.x.dtype == SEATRT_DTYPE_BF16 || (a.stage_x && stage_fits(a, max_rows)));
+}
+
 int launch_gemv_mma(cudaStream_t st, const GemvArgs& a, unsigned slots, int64_t max_rows) {
+  if (a.multi.count) {  // linear_multi: NVFP4, raw scales; staged, split into planes, or BF16 x
+    if (!gemv_mma_multi_fits(a, max_rows)) return static_cast<int>(cudaErrorInvalidValue);
+    if (a.x_planes == 2) return launch_rows<false, kXBf16Pair, false, true, true>(st, a, slots, max_rows);
+    if (a.x_planes == 3) return launch_rows<false, kXBf16Tri, false, true, true>(st, a, slots, max_rows);
+    if (a.x.dtype == SEATRT_DTYPE_BF16) return launch_rows<false, kXBf16, false, true, true>(st, a, slots, max_rows);
+    if (a.f32_planes == 2) return launch_nt<1, false, kXF32, false, true, 2, true>(st, a, slots, max_rows);
+    return launch_nt<1, false, kXF32, false, true, 3, true>(st, a, slots, max_rows);
+  }
   const bool dense = !a.table && a.w.kind == int32_t(WeightKind::DenseBf16);
+  // linear_glu of F32 x (raw scales): staged, or split once into planes.
+  if (a.glu && !a.table && a.raw_scales && a.stage_x && stage_fits(a, max_rows)) {
+    if (a.f32_planes == 2) return launch_nt<1, true, kXF32, false, true, 2>(st, a, slots, max_rows);
+    return launch_nt<1, true, kXF32, false, true, 3>(st, a, slots, max_rows);
+  }
+  if (a.glu && !a.table && a.raw_scales && a.x_planes) {
+    if (a.x_planes == 2) return launch_rows<true, kXBf16Pair, false, true>(st, a, slots, max_rows);
+    return launch_rows<true, kXBf16Tri, false, true>(st, a, slots, max_rows);
+  }
   if (a.x_planes == 3) {  // plain linear only: F32 x split once (k_linear.cu)
     if (dense) return launch_rows<false, kXBf16Tri, true>(st, a, slots, max_rows);
     if (a.raw_scales) return launch_rows<false, kXBf16Tri, false, true>(st, a, slots, max_rows);

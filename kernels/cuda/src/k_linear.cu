@@ -263,8 +263,32 @@ bool vec_ok(const WeightRef& w) {
 
 }  // namespace
 
-int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
-  if (p.x.rows == 0 || p.n == 0) return 0;
+namespace {
+
+// SEATRT_LINEAR_DECODE (read at each call, a benchmarking and test switch;
+// comma-separated): "plain" takes the byte-wise scale loads, "nostage" the
+// per-step x loads, "nosplit" the per-step F32 split, "p3" three planes,
+// "nt1"/"nt2" fewer n-tiles per pass, "gemv1" the CUDA-core GEMV for the
+// dense LM head at one row.
+struct DecodeOpts {
+  bool raw = true, stage = true, split = true, gemv1 = false;
+  int planes = 2, max_ntiles = 4;
+};
+DecodeOpts decode_opts() {
+  const char* v = std::getenv("SEATRT_LINEAR_DECODE");
+  const std::string opts = v ? std::string(",") + v + "," : std::string();
+  auto has = [&](const char* o) { return opts.find(std::string(",") + o + ",") != std::string::npos; };
+  DecodeOpts d;
+  d.raw = !has("plain");
+  d.stage = !has("nostage");
+  d.split = !has("nosplit");
+  d.gemv1 = has("gemv1");
+  d.planes = has("p3") ? 3 : 2;
+  d.max_ntiles = has("nt1") ? 1 : has("nt2") ? 2 : 4;
+  return d;
+}
+
+GemvArgs plain_args(const WeightRef& w, const GemvProblem& p) {
   GemvArgs a;
   a.w = w;
   a.n = p.n;
@@ -273,6 +297,48 @@ int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
   a.out = p.out;
   a.groups.rows = p.x.rows;
   a.vec = vec_ok(w) && vec_ok(p.x);
+  return a;
+}
+
+// Group scales loaded raw and converted when consumed, F32 x staged once per
+// block (gemv.cuh): the defaults for the tensor-core decode kernel.
+void apply(const DecodeOpts& o, GemvArgs& a) {
+  a.raw_scales = o.raw;
+  a.stage_x = o.stage;
+  a.f32_planes = o.planes;
+  a.max_ntiles = o.max_ntiles;
+}
+
+// F32 x the kernel does not stage itself (more rows than fit shared memory,
+// or dense weights) is split once into BF16 planes (two, or three with "p3";
+// one small launch), so no warp splits it again at every step.
+int split_once(Stream s, const DecodeOpts& o, const GemvProblem& p, GemvArgs& a) {
+  if (!o.split || !p.x_planes || p.x.dtype != SEATRT_DTYPE_F32 || gemv_mma_stages_x(a, p.x.rows)) return 0;
+  if (int e = launch_to_planes(s, p.x, p.x_planes, a.f32_planes)) return e;
+  a.x = Mat{p.x_planes, SEATRT_DTYPE_BF16, p.x.rows, p.x.cols, p.x.cols};
+  a.x_lo_offset = p.x.rows * p.x.cols;
+  a.x_planes = a.f32_planes;
+  const bool w_ok = vec_ok(a.w) && (!a.glu || vec_ok(a.w_up));
+  bool multi_ok = true;
+  for (int i = 0; i < a.multi.count; ++i) multi_ok = multi_ok && vec_ok(a.multi.w[i]);
+  a.vec = w_ok && multi_ok && vec_ok(a.x);
+  return gemv_mma_fits(a) ? 0 : static_cast<int>(cudaErrorInvalidValue);
+}
+
+bool is_fp4(const WeightRef& w) { return w.kind <= int32_t(WeightKind::Fp4Bf16Scales); }
+
+// The fused launches cover decode shapes on the tensor-core decode kernel:
+// NVFP4 weights, at most kTensorCoreRows rows.
+bool fused_shape_ok(const GemvProblem& p) {
+  return p.x.rows >= 1 && p.x.rows <= kTensorCoreRows && p.k % 32 == 0 &&
+         (p.x.dtype == SEATRT_DTYPE_F32 || p.x.dtype == SEATRT_DTYPE_BF16);
+}
+
+}  // namespace
+
+int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
+  if (p.x.rows == 0 || p.n == 0) return 0;
+  GemvArgs a = plain_args(w, p);
   // Many rows of BF16 activations: tensor cores (bit-exact weight decode, no
   // input rounding).  F32 activations stay on the fp32 path.
   if (p.x.rows > kTensorCoreRows && p.x.dtype == SEATRT_DTYPE_BF16)
@@ -280,42 +346,62 @@ int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
   // NVFP4 weights: the tensor-core decode kernel; dense BF16 weights (the LM
   // head) too, see below.
   if (dense_small_n_fits(w, p)) return launch_dense_small_n(s, w, p);
-  const bool fp4 = w.kind <= int32_t(WeightKind::Fp4Bf16Scales);
-  const char* v = std::getenv("SEATRT_LINEAR_DECODE");
-  const std::string opts = v ? std::string(",") + v + "," : std::string();
-  const bool split_ok = opts.find(",nosplit,") == std::string::npos;
+  const DecodeOpts o = decode_opts();
+  const bool fp4 = is_fp4(w);
   // Dense BF16 weights (the LM head) on the tensor-core kernel from 2 rows,
   // and at 1 row when F32 x is split once into BF16 planes (the CUDA-core
-  // GEMV reached ~2.5 TB/s there; SEATRT_LINEAR_DECODE=gemv1 keeps it).
+  // GEMV reached ~2.5 TB/s there; "gemv1" keeps it).
   const bool dense = w.kind == int32_t(WeightKind::DenseBf16);
-  const bool bf16 = dense && (p.x.rows >= 2 || (split_ok && p.x_planes && p.x.dtype == SEATRT_DTYPE_F32 &&
-                                                opts.find(",gemv1,") == std::string::npos));
-  if (fp4 || bf16) {
-    // Group scales loaded raw and converted when consumed, and F32 x staged
-    // once per block (gemv.cuh): the defaults.  SEATRT_LINEAR_DECODE (read at
-    // each call, a benchmarking and test switch; comma-separated) "plain"
-    // takes the byte-wise scale loads, "nostage" the per-step x loads.
-    a.raw_scales = opts.find(",plain,") == std::string::npos;
-    a.stage_x = opts.find(",nostage,") == std::string::npos;
-    a.f32_planes = opts.find(",p3,") == std::string::npos ? 2 : 3;
-    a.max_ntiles = opts.find(",nt1,") != std::string::npos ? 1 : opts.find(",nt2,") != std::string::npos ? 2 : 4;
-  }
+  const bool bf16 = dense && (p.x.rows >= 2 || (o.split && p.x_planes && p.x.dtype == SEATRT_DTYPE_F32 && !o.gemv1));
+  if (fp4 || bf16) apply(o, a);
   if ((fp4 || bf16) && gemv_mma_fits(a)) {
-    // F32 x the kernel does not stage itself (more rows than fit shared
-    // memory, or dense weights): split once into BF16 planes (two, or three
-    // with "p3"; one small launch), so no warp splits it again at every step.
-    // SEATRT_LINEAR_DECODE=nosplit keeps the per-step split.
-    if (split_ok && p.x_planes && p.x.dtype == SEATRT_DTYPE_F32 && !gemv_mma_stages_x(a, p.x.rows)) {
-      if (int e = launch_to_planes(s, p.x, p.x_planes, a.f32_planes)) return e;
-      a.x = Mat{p.x_planes, SEATRT_DTYPE_BF16, p.x.rows, p.x.cols, p.x.cols};
-      a.x_lo_offset = p.x.rows * p.x.cols;
-      a.x_planes = a.f32_planes;
-      a.vec = vec_ok(w) && vec_ok(a.x);
-      if (!gemv_mma_fits(a)) return static_cast<int>(cudaErrorInvalidValue);
-    }
+    if (int e = split_once(s, o, p, a)) return e;
     return launch_gemv_mma(cudaStream_t(s), a, 1, p.x.rows);
   }
   return launch_gemv(cudaStream_t(s), a, 1, p.x.rows);
+}
+
+int launch_linear_multi(Stream s, int count, const WeightRef* w, const Mat* outs, const GemvProblem& p) {
+  if (count < 1 || count > kMultiMax || !fused_shape_ok(p)) return kNotFused;
+  GemvArgs a = plain_args(w[0], p);
+  a.multi.count = count;
+  int32_t tiles = 0;
+  for (int i = 0; i < count; ++i) {
+    if (!is_fp4(w[i]) || !vec_ok(w[i]) || outs[i].rows != p.x.rows) return kNotFused;
+    a.multi.first_tile[i] = tiles;
+    a.multi.w[i] = w[i];
+    a.multi.out[i] = outs[i];
+    a.multi.n[i] = outs[i].cols;
+    tiles += static_cast<int32_t>(ceil_div(outs[i].cols, int64_t{16}));
+  }
+  a.multi.first_tile[count] = tiles;
+  a.n = a.multi.n[0];
+  a.out = outs[0];
+  const DecodeOpts o = decode_opts();
+  apply(o, a);
+  if (!gemv_mma_fits(a)) return kNotFused;
+  // Kernels exist for the defaults only (raw scales; x staged, split once or
+  // BF16): the benchmark switches that leave them run the single Linears.
+  const bool splits = o.split && p.x_planes && p.x.dtype == SEATRT_DTYPE_F32;
+  if (!o.raw || !(splits || gemv_mma_multi_fits(a, p.x.rows))) return kNotFused;
+  if (int e = split_once(s, o, p, a)) return e;
+  return launch_gemv_mma(cudaStream_t(s), a, 1, p.x.rows);
+}
+
+int launch_linear_glu(Stream s, const WeightRef& gate, const WeightRef& up, int activation, const GemvProblem& p) {
+  if (!fused_shape_ok(p) || !is_fp4(gate) || !is_fp4(up) || !vec_ok(up)) return kNotFused;
+  GemvArgs a = plain_args(gate, p);
+  a.w_up = up;
+  a.glu = true;
+  a.act = activation;
+  const DecodeOpts o = decode_opts();
+  apply(o, a);
+  if (!gemv_mma_fits(a)) return kNotFused;
+  // The staged and split-plane GLU kernels read raw scales; "plain" takes
+  // the per-step F32 split (as before ABI 1.2, per Linear).
+  if (a.raw_scales)
+    if (int e = split_once(s, o, p, a)) return e;
+  return launch_gemv_mma(cudaStream_t(s), a, 1, p.x.rows);
 }
 
 size_t moe_workspace_bytes(const MoeProblem& p) {

@@ -65,6 +65,15 @@ struct GemvProblem {
 size_t x_planes_bytes(const Mat& x);
 
 int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p);
+// ABI 1.2 on the decode kernels: several NVFP4 Linears of one x in one
+// launch (outs[i]: [rows, out_features_i]; p.n and p.out unused), and a
+// gate/up pair with act(gate) * up formed in the kernel's epilogue (p.n =
+// out_features of each, p.out the product).  They return kNotFused, having
+// enqueued nothing, for shapes or formats they do not cover (more than 64
+// rows, dense weights, unaligned data); the caller then runs single ops.
+constexpr int kNotFused = -1;
+int launch_linear_multi(Stream s, int count, const WeightRef* w, const Mat* outs, const GemvProblem& p);
+int launch_linear_glu(Stream s, const WeightRef& gate, const WeightRef& up, int activation, const GemvProblem& p);
 // Dense BF16 weights with at most kDenseSmallNMaxFeatures outputs and at most
 // kDenseSmallNMaxRows activation rows (the MoE router at decode): one block
 // per output feature (k_dense_small_n.cu).  launch_linear picks it when

@@ -48,6 +48,11 @@ void release_weight(seatrt_kernel_context* ctx, seatrt_linear_weight* weight);
 void linear(seatrt_kernel_context*, seatrt_stream, const seatrt_linear_args*);
 void moe(seatrt_kernel_context*, seatrt_stream, const seatrt_moe_args*);
 
+// ops_fused.cpp (ABI 1.2)
+void linear_multi(seatrt_kernel_context*, seatrt_stream, const seatrt_linear_multi_args*);
+void linear_glu(seatrt_kernel_context*, seatrt_stream, const seatrt_linear_glu_args*);
+void rms_norm_multi(seatrt_kernel_context*, seatrt_stream, const seatrt_rms_norm_multi_args*);
+
 // sample.cpp
 void sample(seatrt_kernel_context*, seatrt_stream, const seatrt_sample_args*);
 

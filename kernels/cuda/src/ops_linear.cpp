@@ -13,9 +13,7 @@
 #include "views.hpp"
 
 namespace seatrt::cuda {
-namespace {
 
-// Checks one weight and says how the kernels read it.
 WeightRef weight_ref(const std::string& op, const std::string& name, const seatrt_linear_weight& w) {
   if (w.struct_size < sizeof(uint32_t)) invalid(op, name + ".struct_size is 0");
   if (w.out_features < 1 || w.in_features < 1) invalid(op, name + " has no features");
@@ -61,6 +59,8 @@ WeightRef weight_ref(const std::string& op, const std::string& name, const seatr
   r.scale_row_elems = sc.strides[0];
   return r;
 }
+
+namespace {
 
 bool vec_ok(const WeightRef& w) {
   return reinterpret_cast<uintptr_t>(w.data) % 16 == 0 && w.data_row_bytes % 16 == 0;

@@ -99,6 +99,9 @@ SEATRT_CUDA_OP(gather_rows, seatrt_gather_rows_args)
 SEATRT_CUDA_OP(sample, seatrt_sample_args)
 SEATRT_CUDA_OP(add_rms_norm, seatrt_add_rms_norm_args)
 SEATRT_CUDA_OP(rms_norm_rope, seatrt_rms_norm_rope_args)
+SEATRT_CUDA_OP(linear_multi, seatrt_linear_multi_args)
+SEATRT_CUDA_OP(linear_glu, seatrt_linear_glu_args)
+SEATRT_CUDA_OP(rms_norm_multi, seatrt_rms_norm_multi_args)
 #undef SEATRT_CUDA_OP
 
 seatrt_status* graph_begin(seatrt_kernel_context* ctx, seatrt_stream s) {
@@ -151,6 +154,9 @@ seatrt_kernel_api make_table() {
   t.graph_destroy = graph_destroy;
   t.add_rms_norm = add_rms_norm;
   t.rms_norm_rope = rms_norm_rope;
+  t.linear_multi = linear_multi;
+  t.linear_glu = linear_glu;
+  t.rms_norm_multi = rms_norm_multi;
   return t;
 }
 

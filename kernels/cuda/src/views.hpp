@@ -35,4 +35,8 @@ void need_activation_dtype(const std::string& op, const char* name, const seatrt
 void need_dtype(const std::string& op, const char* name, const seatrt_tensor& t, int32_t dtype);
 void need_contiguous(const std::string& op, const char* name, const seatrt_tensor& t);
 
+// Checks one Linear weight (formats and layouts this provider reads) and
+// says how the kernels read it (ops_linear.cpp).
+WeightRef weight_ref(const std::string& op, const std::string& name, const seatrt_linear_weight& w);
+
 }  // namespace seatrt::cuda
