@@ -109,6 +109,12 @@ void stream_destroy(seatrt_kernel_context*, seatrt_stream stream) { delete stati
 
 seatrt_status* stream_sync(seatrt_kernel_context*, seatrt_stream) { return nullptr; }
 
+// ABI 1.3: every operation has completed when it returns, so any order
+// between two streams already holds.
+seatrt_status* stream_wait(seatrt_kernel_context* ctx, seatrt_stream, seatrt_stream) {
+  return sdk::guard([&] { context_of(ctx, "stream_wait"); });
+}
+
 seatrt_status* weight_layouts_slot(seatrt_kernel_context* ctx, int32_t format, int32_t* layouts,
                                    int32_t capacity, int32_t* count) {
   return sdk::guard([&] {
@@ -147,6 +153,7 @@ seatrt_kernel_api make_api() {
   api.stream_create = stream_create;
   api.stream_destroy = stream_destroy;
   api.stream_sync = stream_sync;
+  api.stream_wait = stream_wait;
   api.weight_layouts = weight_layouts_slot;
   api.prepare_weight = prepare_weight;
   api.release_weight = release_weight;

@@ -127,6 +127,7 @@ KernelDispatch::KernelDispatch(KernelProvider primary, KernelProvider fallback)
   SEATRT_MANAGE(stream_create, true);
   SEATRT_MANAGE(stream_destroy, true);
   SEATRT_MANAGE(stream_sync, true);
+  SEATRT_MANAGE(stream_wait, false);  // ABI 1.3
   SEATRT_MANAGE(weight_layouts, true);
   SEATRT_MANAGE(prepare_weight, false);
   SEATRT_MANAGE(release_weight, false);

@@ -49,6 +49,12 @@ seatrt_status* alloc(seatrt_kernel_context* ctx, size_t, void** out) {
   return nullptr;
 }
 
+seatrt_status* stream_wait(seatrt_kernel_context* ctx, seatrt_stream waiter, seatrt_stream signaler) {
+  g_calls.push_back(ctx->provider + " stream_wait " + static_cast<const char*>(waiter) + "<-" +
+                    static_cast<const char*>(signaler));
+  return nullptr;
+}
+
 seatrt_kernel_api provider(int32_t device_kind, decltype(&create_a) create) {
   seatrt_kernel_api t{};
   t.struct_size = sizeof t;
@@ -170,6 +176,30 @@ TEST_CASE("the ABI 1.2 fused ops are optional: absent from a 1.1 table, never re
   CHECK(source_of(with_fallback, "rms_norm_multi") == "B");
   CHECK(source_of(with_fallback, "linear_glu") == "-");
   CHECK(with_fallback.table()->rms_norm_multi != nullptr);
+}
+
+TEST_CASE("stream_wait (ABI 1.3) goes to the primary with both streams, and is optional") {
+  seatrt_kernel_api gpu = provider(SEATRT_DEVICE_CUDA, create_a);
+  gpu.stream_wait = stream_wait;
+  KernelDispatch dispatch({&gpu, "cuda"}, {});
+  REQUIRE(dispatch.table()->stream_wait != nullptr);
+  seatrt_kernel_context* ctx = dispatch.create_context("", 0);
+  g_calls.clear();
+  char waiter[] = "side", signaler[] = "main";
+  CHECK(dispatch.table()->stream_wait(ctx, waiter, signaler) == nullptr);
+  REQUIRE(g_calls.size() == 1);
+  CHECK(g_calls[0] == "A::0 stream_wait side<-main");
+  dispatch.table()->destroy(ctx);
+  // A 1.2 table (ending before stream_wait) whose slot memory is set: absent,
+  // and not reported missing.
+  seatrt_kernel_api old_gpu = provider(SEATRT_DEVICE_CUDA, create_a);
+  old_gpu.stream_wait = stream_wait;  // beyond struct_size
+  old_gpu.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, stream_wait));
+  KernelDispatch old_dispatch({&old_gpu, "cuda"}, {});
+  CHECK(old_dispatch.table()->stream_wait == nullptr);
+  CHECK(source_of(old_dispatch, "stream_wait") == "-");
+  const auto missing = old_dispatch.missing_ops();
+  CHECK(std::find(missing.begin(), missing.end(), "stream_wait") == missing.end());
 }
 
 TEST_CASE("a GPU provider missing an operation is not staged through the CPU") {

@@ -47,6 +47,10 @@ struct seatrt_kernel_context {
     bool vec = false;
   };
   std::map<std::vector<const void*>, MoeTable> moe_tables;
+  // The event stream_wait records and waits on (created on first use; one
+  // is enough: a wait takes the event's latest record at the time of the
+  // call, and record + wait happen under `mutex`).
+  cudaEvent_t wait_event = nullptr;
   // Pinned host buffer for sampling; sample() holds sample_mutex for its
   // whole call, so concurrent samples on different streams do not share it.
   std::mutex sample_mutex;

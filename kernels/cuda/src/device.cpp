@@ -187,6 +187,16 @@ void stream_sync(seatrt_kernel_context* ctx, seatrt_stream stream) {
   check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "execution error on the stream");
 }
 
+void stream_wait(seatrt_kernel_context* ctx, seatrt_stream waiter, seatrt_stream signaler) {
+  use_device(ctx);
+  if (waiter == signaler) return;  // a stream is ordered with itself
+  std::lock_guard<std::mutex> lock(ctx->mutex);
+  if (!ctx->wait_event)
+    check(cudaEventCreateWithFlags(&ctx->wait_event, cudaEventDisableTiming), "cudaEventCreate (stream_wait)");
+  check(cudaEventRecord(ctx->wait_event, static_cast<cudaStream_t>(signaler)), "cudaEventRecord (stream_wait)");
+  check(cudaStreamWaitEvent(static_cast<cudaStream_t>(waiter), ctx->wait_event, 0), "cudaStreamWaitEvent");
+}
+
 void graph_begin(seatrt_kernel_context* ctx, seatrt_stream stream) {
   use_device(ctx);
   if (!stream) throw sdk::Error(SEATRT_ERR_INVALID_ARG, "cuda graph_begin: the default stream cannot be captured");

@@ -20,6 +20,7 @@ void memset_zero(seatrt_kernel_context* ctx, seatrt_stream stream, void* dst, si
 seatrt_stream stream_create(seatrt_kernel_context* ctx);
 void stream_destroy(seatrt_kernel_context* ctx, seatrt_stream stream);
 void stream_sync(seatrt_kernel_context* ctx, seatrt_stream stream);
+void stream_wait(seatrt_kernel_context* ctx, seatrt_stream waiter, seatrt_stream signaler);  // ABI 1.3
 void graph_begin(seatrt_kernel_context* ctx, seatrt_stream stream);
 seatrt_graph* graph_end(seatrt_kernel_context* ctx, seatrt_stream stream);
 void graph_launch(seatrt_kernel_context* ctx, seatrt_stream stream, seatrt_graph* graph);

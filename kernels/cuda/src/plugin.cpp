@@ -62,6 +62,9 @@ void stream_destroy(seatrt_kernel_context* ctx, seatrt_stream s) { sdk::guard([&
 seatrt_status* stream_sync(seatrt_kernel_context* ctx, seatrt_stream s) {
   return sdk::guard([&] { cu::stream_sync(ctx, s); });
 }
+seatrt_status* stream_wait(seatrt_kernel_context* ctx, seatrt_stream waiter, seatrt_stream signaler) {
+  return sdk::guard([&] { cu::stream_wait(ctx, waiter, signaler); });
+}
 
 seatrt_status* weight_layouts(seatrt_kernel_context* ctx, int32_t format, int32_t* layouts, int32_t capacity,
                               int32_t* count) {
@@ -133,6 +136,7 @@ seatrt_kernel_api make_table() {
   t.stream_create = stream_create;
   t.stream_destroy = stream_destroy;
   t.stream_sync = stream_sync;
+  t.stream_wait = stream_wait;
   t.weight_layouts = weight_layouts;
   t.prepare_weight = prepare_weight;
   t.release_weight = release_weight;

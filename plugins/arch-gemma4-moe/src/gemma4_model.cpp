@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -101,6 +102,11 @@ Model::Model(const seatrt_model_source* src, Config config)
     workspace += rows * static_cast<uint64_t>(4 * h + c_.num_experts + 2 * c_.top_k) * 4;
   }
   (void)before;
+  // The experts' branch gets its own stream where the provider can order
+  // two streams: at decode sizes each branch leaves most of the device idle.
+  if (c_.moe && SEATRT_HAS_FIELD(k_, seatrt_kernel_api, stream_wait) && k_->stream_wait && k_->stream_create &&
+      k_->stream_destroy)
+    sdk::throw_if_error(k_->stream_create(ctx_, &side_));
 
   for (const auto& g : c_.layers)
     kv_specs_.push_back(seatrt_kv_layer_spec{sizeof(seatrt_kv_layer_spec), g.kv_heads, g.head_dim, g.window, 0});
@@ -115,6 +121,7 @@ Model::Model(const seatrt_model_source* src, Config config)
 }
 
 Model::~Model() {
+  if (side_) k_->stream_destroy(ctx_, side_);  // waits for its work
   if (k_->release_weight) {
     if (lm_head_prepared_) k_->release_weight(ctx_, &lm_head_);
     for (auto& w : layers_)
@@ -270,6 +277,14 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
   if (b.num_logits < 0 || b.num_logits > t)
     throw Error(SEATRT_ERR_INVALID_ARG, "forward: num_logits " + std::to_string(b.num_logits) + " out of range");
   const Ops ops(k_, ctx_, stream);
+  // The experts' branch on side_ (SEATRT_GEMMA4_STREAMS=0, read per forward:
+  // a switch for tests and benchmarks, keeps everything on `stream`).
+  const char* streams_env = std::getenv("SEATRT_GEMMA4_STREAMS");
+  const bool fork = side_ && !(streams_env && std::string(streams_env) == "0");
+  const Ops side(k_, ctx_, fork ? side_ : stream);
+  auto order = [&](seatrt_stream waiter, seatrt_stream signaler) {
+    if (fork) sdk::throw_if_error(k_->stream_wait(ctx_, waiter, signaler));
+  };
   const int dk = k_->device_kind;
   const int64_t hs = c_.hidden_size;
   const float eps = c_.rms_eps;
@@ -342,6 +357,9 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
                   act = f32(ws_.mlp_act, {t, inter});
     seatrt_tensor m1 = f32(ws_.m1, {t, hs});  // MoE: dense branch + expert branch, each normed
     seatrt_tensor* ff_out = &branch;            // the feed-forward output before post_feedforward_layernorm
+    // Fork: the experts' branch (on `side`) reads h, ready here; the dense
+    // MLP stays on `stream`.  They meet again before the expert branch's norm.
+    if (c_.moe) order(side_, stream);
     ops.linear_glu(x, w.gate_proj, w.up_proj, gate, up, act);
     ops.linear(act, w.down_proj, branch);
     if (c_.moe) {
@@ -358,10 +376,11 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
       seatrt_tensor ein = f32(ws_.expert_in, {t, hs}), eout = f32(ws_.expert_out, {t, hs});
       const seatrt_tensor* norm_w[2] = {&w.router_input_weight, &w.pre_ff_norm_2};
       seatrt_tensor* norm_out[2] = {&r, &ein};
-      ops.rms_norm_multi(h, eps, 2, norm_w, norm_out);
-      ops.linear(r, w.router_proj, logits);
-      ops.router_topk(logits, c_.top_k, &w.per_expert_scale, ids, weights);
-      ops.moe(c_.num_experts, ein, ids, weights, w.expert_gate.data(), w.expert_up.data(), w.expert_down.data(), eout);
+      side.rms_norm_multi(h, eps, 2, norm_w, norm_out);
+      side.linear(r, w.router_proj, logits);
+      side.router_topk(logits, c_.top_k, &w.per_expert_scale, ids, weights);
+      side.moe(c_.num_experts, ein, ids, weights, w.expert_gate.data(), w.expert_up.data(), w.expert_down.data(), eout);
+      order(stream, side_);  // join: eout and m1 both ready on `stream`
       ops.add_rms_norm(eout, &w.post_ff_norm_2, m1, eps, 1.0f, nullptr, nullptr);  // m1 += norm_2(eout)
       ff_out = &m1;
       trace(li, "router_ids", ids);

@@ -224,7 +224,7 @@ SEATRT_STATIC_ASSERT(sizeof(struct seatrt_kernel_probe) >= 16, "ABI 1.0: seatrt_
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_probe, struct_size) == 0, "ABI 1.0: seatrt_kernel_probe.struct_size moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_probe, score) == 4, "ABI 1.0: seatrt_kernel_probe.score moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_probe, detail) == 8, "ABI 1.0: seatrt_kernel_probe.detail moved");
-SEATRT_STATIC_ASSERT(sizeof(struct seatrt_kernel_api) >= 288, "ABI 1.0: seatrt_kernel_api shrank");
+SEATRT_STATIC_ASSERT(sizeof(struct seatrt_kernel_api) >= 296, "ABI 1.0: seatrt_kernel_api shrank");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, struct_size) == 0, "ABI 1.0: seatrt_kernel_api.struct_size moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, device_kind) == 4, "ABI 1.0: seatrt_kernel_api.device_kind moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, probe) == 8, "ABI 1.0: seatrt_kernel_api.probe moved");
@@ -262,6 +262,7 @@ SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, rms_norm_rope) == 256, "
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, linear_multi) == 264, "ABI 1.0: seatrt_kernel_api.linear_multi moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, linear_glu) == 272, "ABI 1.0: seatrt_kernel_api.linear_glu moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, rms_norm_multi) == 280, "ABI 1.0: seatrt_kernel_api.rms_norm_multi moved");
+SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, stream_wait) == 288, "ABI 1.0: seatrt_kernel_api.stream_wait moved");
 SEATRT_STATIC_ASSERT(sizeof(struct seatrt_checkpoint_tensor) >= 88, "ABI 1.0: seatrt_checkpoint_tensor shrank");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_checkpoint_tensor, struct_size) == 0, "ABI 1.0: seatrt_checkpoint_tensor.struct_size moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_checkpoint_tensor, dtype) == 4, "ABI 1.0: seatrt_checkpoint_tensor.dtype moved");

@@ -475,6 +475,21 @@ typedef struct seatrt_kernel_api {
   seatrt_status* (*linear_multi)(seatrt_kernel_context*, seatrt_stream, const seatrt_linear_multi_args*);
   seatrt_status* (*linear_glu)(seatrt_kernel_context*, seatrt_stream, const seatrt_linear_glu_args*);
   seatrt_status* (*rms_norm_multi)(seatrt_kernel_context*, seatrt_stream, const seatrt_rms_norm_multi_args*);
+
+  /* ---- ABI 1.3: ordering between two streams of one context, so that a
+   * caller can run independent branches concurrently (a device has idle
+   * SMs while one small kernel runs).  Work enqueued on `waiter` after this
+   * call starts only once all work enqueued on `signaler` before the call
+   * has completed; the host is never blocked.  While either stream is
+   * being captured (graph_begin), the ordering is captured as a graph edge
+   * and a non-capturing `waiter` joins the capture: everything it is given
+   * until it is made to wait back is part of the graph, and it must be
+   * joined back into the capturing stream before graph_end.  Threading: the
+   * two streams must not be used by another thread during the call.
+   * Providers whose operations complete before they return (the CPU
+   * provider) implement it as a no-op.  Absent in older tables, and may be
+   * NULL: a caller then runs the branches on one stream. */
+  seatrt_status* (*stream_wait)(seatrt_kernel_context* ctx, seatrt_stream waiter, seatrt_stream signaler);
 } seatrt_kernel_api;
 
 #ifdef __cplusplus
