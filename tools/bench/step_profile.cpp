@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -392,6 +393,23 @@ void profile_pass(const Options& o, Clock::time_point deadline, const std::map<i
                   nlohmann::json& report) {
   const fs::path file = fs::temp_directory_path() / ("seatrt-step-profile-" + std::to_string(::getpid()) + ".tsv");
   std::vector<std::pair<int32_t, int32_t>> passes;  // (B, forward calls), in stream order
+  // One stream per pass: the Gemma-4 plugin's second stream (the experts'
+  // branch, ABI 1.3) would be numbered among the passes' streams and its
+  // ops' times overlap the main stream's, so this pass keeps one stream
+  // (the plugin reads the switch at each forward; the timed passes above
+  // ran with both).
+  struct OneStream {
+    std::string before;
+    bool had = false;
+    OneStream() {
+      if (const char* v = std::getenv("SEATRT_GEMMA4_STREAMS")) before = v, had = true;
+      setenv("SEATRT_GEMMA4_STREAMS", "0", 1);
+    }
+    ~OneStream() {
+      if (had) setenv("SEATRT_GEMMA4_STREAMS", before.c_str(), 1);
+      else unsetenv("SEATRT_GEMMA4_STREAMS");
+    }
+  } one_stream;
   {
     Session session(o, max_batch_tokens(o), &file);
     if (!session.model) {
