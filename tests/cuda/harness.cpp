@@ -198,6 +198,17 @@ Pair both(const std::vector<uint8_t>& raw, int32_t dtype, std::vector<int64_t> s
 Pair both_empty(int32_t dtype, std::vector<int64_t> shape) {
   return Pair{cuda().empty(dtype, shape), cpu().empty(dtype, shape)};
 }
+seatrt_elementwise_args ew(int op, const seatrt_tensor* a, const seatrt_tensor* b, float alpha, seatrt_tensor* out) {
+  seatrt_elementwise_args e{};
+  e.struct_size = sizeof e;
+  e.op = op;
+  e.a = a;
+  e.b = b;
+  e.alpha = alpha;
+  e.out = out;
+  return e;
+}
+
 Pair both_random(int32_t dtype, std::vector<int64_t> shape, float sd) {
   return both(random_values(count(shape), dtype, sd), dtype, shape);
 }

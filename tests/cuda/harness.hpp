@@ -75,6 +75,9 @@ Pair both(const std::vector<uint8_t>& raw, int32_t dtype, std::vector<int64_t> s
 Pair both_empty(int32_t dtype, std::vector<int64_t> shape);
 Pair both_random(int32_t dtype, std::vector<int64_t> shape, float sd = 1.0f);
 
+// The args of an elementwise op (b may be NULL for the unary ops).
+seatrt_elementwise_args ew(int op, const seatrt_tensor* a, const seatrt_tensor* b, float alpha, seatrt_tensor* out);
+
 // max |a - b| / max(max |b|, floor): the relative error of a against b.
 // NaN anywhere gives infinity, so it never passes a bound.
 double rel_error(const std::vector<float>& a, const std::vector<float>& b, double floor = 1e-6);

@@ -13,17 +13,6 @@ double bound(int32_t dtype) { return dtype == SEATRT_DTYPE_BF16 ? 1e-2 : 1e-4; }
 
 double compare(const Pair& out) { return rel_error(cuda().download_f32(out.cuda), cpu().download_f32(out.cpu)); }
 
-seatrt_elementwise_args ew(int op, const seatrt_tensor* a, const seatrt_tensor* b, float alpha, seatrt_tensor* out) {
-  seatrt_elementwise_args e{};
-  e.struct_size = sizeof e;
-  e.op = op;
-  e.a = a;
-  e.b = b;
-  e.alpha = alpha;
-  e.out = out;
-  return e;
-}
-
 }  // namespace
 
 TEST_CASE("elementwise ops agree") {

@@ -16,17 +16,6 @@ namespace {
 
 constexpr int64_t kRows = 2048, kCols = 2816;
 
-seatrt_elementwise_args ew(int op, const seatrt_tensor* a, const seatrt_tensor* b, float alpha, seatrt_tensor* out) {
-  seatrt_elementwise_args e{};
-  e.struct_size = sizeof e;
-  e.op = op;
-  e.a = a;
-  e.b = b;
-  e.alpha = alpha;
-  e.out = out;
-  return e;
-}
-
 // On `first`: y = x * 2, then y *= 1 twenty times (the delay).  On
 // `second`, after waiting for `first`: z = y + x.
 void enqueue(seatrt_stream first, seatrt_stream second, const seatrt_tensor& x, seatrt_tensor& y,

@@ -55,6 +55,13 @@ void* planes_for(seatrt_kernel_context* ctx, seatrt_stream s, const Mat& x) {
 
 size_t align256(size_t b) { return (b + 255) / 256 * 256; }
 
+// x of an operation: present, on the device, an activation dtype, 2-D view.
+Mat need_x(const std::string& op, const seatrt_tensor* t) {
+  const auto& x = need(op, "x", t);
+  need_activation_dtype(op, "x", x);
+  return as_mat(op, "x", x);
+}
+
 }  // namespace
 
 void linear_multi(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_linear_multi_args* args) {
@@ -62,9 +69,7 @@ void linear_multi(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_line
   const auto& a = need_args(op, args);
   const int32_t count = need_count(op, a.count);
   use_device(ctx);
-  const auto& x = need(op, "x", a.x);
-  need_activation_dtype(op, "x", x);
-  const Mat mx = as_mat(op, "x", x);
+  const Mat mx = need_x(op, a.x);
   WeightRef refs[SEATRT_FUSED_MAX];
   Mat outs[SEATRT_FUSED_MAX];
   for (int32_t i = 0; i < count; ++i) {
@@ -98,9 +103,7 @@ void linear_glu(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_linear
   const std::string op = "linear_glu";
   const auto& a = need_args(op, args);
   use_device(ctx);
-  const auto& x = need(op, "x", a.x);
-  need_activation_dtype(op, "x", x);
-  const Mat mx = as_mat(op, "x", x);
+  const Mat mx = need_x(op, a.x);
   if (!a.gate || !a.up) invalid(op, "gate or up is NULL");
   const WeightRef gate = weight_ref(op, "gate", *a.gate), up = weight_ref(op, "up", *a.up);
   if (a.gate->in_features != mx.cols || a.up->in_features != mx.cols)
@@ -159,10 +162,9 @@ void rms_norm_multi(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_rm
   const auto& a = need_args(op, args);
   const int32_t count = need_count(op, a.count);
   use_device(ctx);
-  const auto& x = need(op, "x", a.x);
-  need_activation_dtype(op, "x", x);
+  const Mat mx = need_x(op, a.x);
+  const seatrt_tensor& x = *a.x;
   if (!(a.eps >= 0.0f) || !std::isfinite(a.eps)) invalid(op, "eps must be finite and >= 0");
-  const Mat mx = as_mat(op, "x", x);
   NormOuts o;
   o.count = count;
   for (int32_t i = 0; i < count; ++i) {
