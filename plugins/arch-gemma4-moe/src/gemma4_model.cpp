@@ -281,6 +281,9 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
   // a switch for tests and benchmarks, keeps everything on `stream`).
   const char* streams_env = std::getenv("SEATRT_GEMMA4_STREAMS");
   const bool fork = side_ && !(streams_env && std::string(streams_env) == "0");
+  // "moe": only the experts' branch forks; otherwise q's norm and RoPE also
+  // run on `side` beside k's and v's norms and the KV store.
+  const bool fork_q = fork && !(streams_env && std::string(streams_env) == "moe");
   const Ops side(k_, ctx_, fork ? side_ : stream);
   auto order = [&](seatrt_stream waiter, seatrt_stream signaler) {
     if (fork) sdk::throw_if_error(k_->stream_wait(ctx_, waiter, signaler));
@@ -319,7 +322,8 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
     const seatrt_linear_weight* qkv_w[3] = {w.q_proj, w.k_proj, w.v_proj};
     seatrt_tensor* qkv_out[3] = {&q2, &k2, &v2};
     ops.linear_multi(x, w.v_proj ? 3 : 2, qkv_w, qkv_out);
-    ops.rms_norm_rope(q3, &w.q_norm, eps, *b.positions, w.inv_freq);
+    if (fork_q) order(side_, stream);  // q, k and v are ready
+    (fork_q ? side : ops).rms_norm_rope(q3, &w.q_norm, eps, *b.positions, w.inv_freq);
     if (w.v_proj) {
       ops.rms_norm(v_rows, nullptr, eps, v_rows);
     } else {
@@ -330,6 +334,7 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
     const bool own_pool = g.window > 0 && b.struct_size >= offsetof(seatrt_forward_batch, window_slot_mapping) + sizeof(b.window_slot_mapping) &&
                           b.window_block_tables && b.window_slot_mapping;
     ops.kv_store(k3, v3, own_pool ? *b.window_slot_mapping : *b.slot_mapping, &b.kv_layers[li]);
+    if (fork_q) order(stream, side_);  // join: q normed and rotated
     seatrt_tensor attn3 = f32(ws_.attn, {t, nq, d}), attn2 = f32(ws_.attn, {t, nq * d});
     seatrt_attention_args a{};
     a.struct_size = sizeof(a);
