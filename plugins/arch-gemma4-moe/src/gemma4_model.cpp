@@ -102,8 +102,9 @@ Model::Model(const seatrt_model_source* src, Config config)
     workspace += rows * static_cast<uint64_t>(4 * h + c_.num_experts + 2 * c_.top_k) * 4;
   }
   (void)before;
-  // The experts' branch gets its own stream where the provider can order
-  // two streams: at decode sizes each branch leaves most of the device idle.
+  // A second stream where the provider can order two streams (forward: q's
+  // norm beside k's and v's, the experts beside the dense MLP): at decode
+  // sizes each branch leaves most of the device idle.
   if (c_.moe && SEATRT_HAS_FIELD(k_, seatrt_kernel_api, stream_wait) && k_->stream_wait && k_->stream_create &&
       k_->stream_destroy)
     sdk::throw_if_error(k_->stream_create(ctx_, &side_));
@@ -277,8 +278,8 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
   if (b.num_logits < 0 || b.num_logits > t)
     throw Error(SEATRT_ERR_INVALID_ARG, "forward: num_logits " + std::to_string(b.num_logits) + " out of range");
   const Ops ops(k_, ctx_, stream);
-  // The experts' branch on side_ (SEATRT_GEMMA4_STREAMS=0, read per forward:
-  // a switch for tests and benchmarks, keeps everything on `stream`).
+  // Branches on side_ (SEATRT_GEMMA4_STREAMS=0, read per forward: a switch
+  // for tests and benchmarks, keeps everything on `stream`).
   const char* streams_env = std::getenv("SEATRT_GEMMA4_STREAMS");
   const bool fork = side_ && !(streams_env && std::string(streams_env) == "0");
   // "moe": only the experts' branch forks; otherwise q's norm and RoPE also

@@ -78,9 +78,10 @@ class Model {
         *router_ids, *router_weights, *expert_in, *expert_out, *rows;
   } ws_{};
   std::vector<void*> allocations_;
-  // MoE models on a provider with stream_wait (ABI 1.3): the stream the
-  // router and experts run on, beside the dense MLP on the caller's stream
-  // (forward forks to it and joins back each layer).  Owned; NULL otherwise.
+  // MoE models on a provider with stream_wait (ABI 1.3): the stream that q's
+  // norm and RoPE, and the router and experts, run on beside the caller's
+  // stream (forward forks to it and joins back twice per layer).  Owned;
+  // NULL otherwise.
   seatrt_stream side_ = nullptr;
   seatrt_trace_fn trace_ = nullptr;
   void* trace_user_ = nullptr;
