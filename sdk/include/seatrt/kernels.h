@@ -376,6 +376,69 @@ typedef struct seatrt_rms_norm_multi_args {
   seatrt_tensor* outs[SEATRT_FUSED_MAX];
 } seatrt_rms_norm_multi_args;
 
+/* ------------------------------- fused attention input and MoE end (ABI 1.4) */
+
+/* The per-head work between a layer's q/k/v projections and its attention,
+ * in one operation.  Per token t (positions[t]) and head:
+ *   q[t, h]  <- rope(rmsnorm(q[t, h]) * q_weight)          (h < q_heads, in place)
+ *   k'[t, h]  = rope(rmsnorm(k[t, h]) * k_weight)          (h < kv_heads)
+ *   v'[t, h]  = rmsnorm(vs[t, h]) * v_weight               vs = v, or the raw k
+ *                                                          (before its norm) when v is NULL
+ *   cache at slot_mapping[t] <- k', v'                     (v' only when the cache
+ *                                                          has a v_cache)
+ * with rmsnorm and rope exactly as rms_norm_rope computes them (over the
+ * head dim D; k' and v' kept in fp32, then stored exactly as kv_store
+ * stores F32 values: for F32 q, k and v this equals rms_norm_rope(q),
+ * rms_norm(v or k), rms_norm_rope(k), kv_store in sequence).  q [T, q_heads,
+ * D]; k, v [T, kv_heads, D] (D even), one dtype (an activation dtype); k and
+ * v are only read.  positions I32 [T]; inv_freq F32 [D/2]; slot_mapping I64
+ * [T] as kv_store (-1 skips the token's store, q is still written).
+ * Aliasing: q must not alias k, v or the cache.  Tensors are read/written
+ * during the call (on `stream`); nothing is kept. */
+typedef struct seatrt_qkv_norm_rope_store_args {
+  uint32_t struct_size;
+  float eps;                         /* all three norms, finite and >= 0 */
+  seatrt_tensor* q;                  /* [T, q_heads, D], read and written */
+  const seatrt_tensor* k;            /* [T, kv_heads, D] */
+  const seatrt_tensor* v;            /* [T, kv_heads, D] or NULL (v from the raw k) */
+  const seatrt_tensor* q_weight;     /* [D] or NULL (no gain) */
+  const seatrt_tensor* k_weight;     /* [D] or NULL */
+  const seatrt_tensor* v_weight;     /* [D] or NULL */
+  const seatrt_tensor* positions;    /* I32 [T] */
+  const seatrt_tensor* inv_freq;     /* F32 [D/2] */
+  const seatrt_tensor* slot_mapping; /* I64 [T] */
+  seatrt_kv_layer* cache;
+} seatrt_qkv_norm_rope_store_args;
+
+/* add_rms_norm whose branch is the sum of two normed branches (a MoE
+ * layer's dense MLP and experts).  Per row, in fp32:
+ *   s         = rmsnorm(a) * a_weight + rmsnorm(b) * b_weight
+ *   residual <- (residual + rmsnorm(s) * sum_weight) * residual_scale
+ *   out      <- rmsnorm(residual) * out_weight          (only if out != NULL)
+ * with rmsnorm exactly as rms_norm computes it; s is never stored (for F32
+ * tensors this equals rms_norm(a) into s, add_rms_norm(b, b_weight, s,
+ * scale 1, no out), add_rms_norm(s, sum_weight, residual, residual_scale,
+ * out_weight, out) in sequence).  The last norm reads the residual as
+ * stored (rounded to its dtype).  a, b, residual and out have one shape
+ * ([rows, N], leading axes are rows) and one dtype; weights are [N] or NULL
+ * (no gain).  Aliasing: out may alias a or b (both are read completely
+ * before out is written); residual must not alias a, b or out.  Tensors are
+ * read/written during the call (on `stream`); nothing is kept. */
+typedef struct seatrt_add_rms_norm_pair_args {
+  uint32_t struct_size;
+  float eps;                         /* every norm, finite and >= 0 */
+  const seatrt_tensor* a;            /* [rows, N] */
+  const seatrt_tensor* a_weight;     /* [N] or NULL */
+  const seatrt_tensor* b;            /* [rows, N] */
+  const seatrt_tensor* b_weight;     /* [N] or NULL */
+  const seatrt_tensor* sum_weight;   /* [N] or NULL: the gain of rmsnorm(s) */
+  seatrt_tensor* residual;           /* [rows, N], read and written in place */
+  float residual_scale;              /* multiplies the updated residual; 1 = none */
+  int32_t reserved0;
+  const seatrt_tensor* out_weight;   /* [N] or NULL; ignored when out is NULL */
+  seatrt_tensor* out;                /* [rows, N] or NULL (skip the last norm) */
+} seatrt_add_rms_norm_pair_args;
+
 /* ------------------------------------------------------------ the table */
 
 typedef struct seatrt_kernel_probe {
@@ -490,6 +553,15 @@ typedef struct seatrt_kernel_api {
    * provider) implement it as a no-op.  Absent in older tables, and may be
    * NULL: a caller then runs the branches on one stream. */
   seatrt_status* (*stream_wait)(seatrt_kernel_context* ctx, seatrt_stream waiter, seatrt_stream signaler);
+
+  /* ---- ABI 1.4: the attention input (per-head norms, RoPE and the KV
+   * store) and a MoE layer's feed-forward end (two normed branches summed,
+   * normed, added to the residual, the next norm) in one operation each.
+   * Absent in older tables, and may be NULL: a caller then runs the
+   * sequences the comments above spell out.  Threading, ownership and
+   * lifetime as for every operation. */
+  seatrt_status* (*qkv_norm_rope_store)(seatrt_kernel_context*, seatrt_stream, const seatrt_qkv_norm_rope_store_args*);
+  seatrt_status* (*add_rms_norm_pair)(seatrt_kernel_context*, seatrt_stream, const seatrt_add_rms_norm_pair_args*);
 } seatrt_kernel_api;
 
 #ifdef __cplusplus
