@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <unordered_set>
 
 #include "dtype.hpp"
 #include "tensor_view.hpp"
@@ -68,6 +69,26 @@ CheckedCache check_kv_layer(const seatrt_kv_layer* layer, const char* op) {
   }
   c.v = CacheTensor(v, layer->v_scale);
   return c;
+}
+
+std::vector<int64_t> check_slot_mapping(const seatrt_tensor* slot_mapping, int64_t tokens, const CheckedCache& cache,
+                                        const char* op) {
+  const seatrt_tensor& t = need_tensor(slot_mapping, op, "slot_mapping");
+  need_ndim(t, op, "slot_mapping", 1);
+  need_dim(t, op, "slot_mapping", 0, tokens);
+  std::vector<int64_t> slots = read_indices(t, op, "slot_mapping");
+  const int64_t capacity = cache.k.num_blocks() * cache.block_size;
+  std::unordered_set<int64_t> seen;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const int64_t s = slots[i];
+    if (s == -1) continue;
+    if (s < 0 || s >= capacity) {
+      invalid(op, "slot_mapping[" + std::to_string(i) + "] = " + std::to_string(s) + " is outside the cache's " +
+                      std::to_string(capacity) + " slots");
+    }
+    if (!seen.insert(s).second) invalid(op, "slot " + std::to_string(s) + " appears twice in slot_mapping");
+  }
+  return slots;
 }
 
 }  // namespace seatrt::cpu

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "seatrt/seatrt.h"
 
@@ -43,5 +44,12 @@ struct CheckedCache {
 
 // Validates a layer (shapes, dtypes, scales); `op` names the caller.
 CheckedCache check_kv_layer(const seatrt_kv_layer* layer, const char* op);
+
+// Reads slot_mapping ([tokens] integers, slot = block * block_size + offset,
+// -1 = skip the token) and checks every slot is inside `cache` and used
+// once (two tokens into one slot would make the result depend on write
+// order).  `op` names the caller.
+std::vector<int64_t> check_slot_mapping(const seatrt_tensor* slot_mapping, int64_t tokens, const CheckedCache& cache,
+                                        const char* op);
 
 }  // namespace seatrt::cpu

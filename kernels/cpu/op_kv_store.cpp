@@ -1,6 +1,5 @@
 // kv_store: writes the new tokens' K (and V) into their cache slots
 // (slot = block * block_size + offset; -1 skips the token).
-#include <unordered_set>
 #include <vector>
 
 #include "kv_cache.hpp"
@@ -28,24 +27,7 @@ void kv_store(Context& ctx, const seatrt_kv_store_args* args_in) {
     need_same_shape(k, "k", v, "v", kOp);
     v_rows = Rows(v);
   }
-  const seatrt_tensor& slots_t = need_tensor(args.slot_mapping, kOp, "slot_mapping");
-  need_ndim(slots_t, kOp, "slot_mapping", 1);
-  need_dim(slots_t, kOp, "slot_mapping", 0, k.shape[0]);
-  const std::vector<int64_t> slots = read_indices(slots_t, kOp, "slot_mapping");
-  const int64_t capacity = cache.k.num_blocks() * cache.block_size;
-  std::unordered_set<int64_t> seen;
-  for (size_t t = 0; t < slots.size(); ++t) {
-    const int64_t s = slots[t];
-    if (s == -1) continue;
-    if (s < 0 || s >= capacity) {
-      invalid(kOp, "slot_mapping[" + std::to_string(t) + "] = " + std::to_string(s) +
-                       " is outside the cache's " + std::to_string(capacity) + " slots");
-    }
-    // Two tokens into one slot would make the result depend on write order.
-    if (!seen.insert(s).second) {
-      invalid(kOp, "slot " + std::to_string(s) + " appears twice in slot_mapping");
-    }
-  }
+  const std::vector<int64_t> slots = check_slot_mapping(args.slot_mapping, k.shape[0], cache, kOp);
   const Rows k_rows(k);  // rows = (token, head)
   const int64_t heads = cache.kv_heads;
   parallel_chunks(ctx.pool, k_rows.rows(), [&](int64_t begin, int64_t end) {

@@ -35,6 +35,10 @@ void rms_norm_rope(Context& ctx, const seatrt_rms_norm_rope_args* args);
 void linear_multi(Context& ctx, const seatrt_linear_multi_args* args);
 void linear_glu(Context& ctx, const seatrt_linear_glu_args* args);
 void rms_norm_multi(Context& ctx, const seatrt_rms_norm_multi_args* args);
+// ABI 1.4 fused attention input (op_qkv_norm_rope_store.cpp) and MoE end
+// (op_fused_norm.cpp).
+void qkv_norm_rope_store(Context& ctx, const seatrt_qkv_norm_rope_store_args* args);
+void add_rms_norm_pair(Context& ctx, const seatrt_add_rms_norm_pair_args* args);
 
 // The weight layouts this provider reads for `format`, most preferred first.
 // Unknown format: UNSUPPORTED.

@@ -2,6 +2,7 @@
 // arguments, and results that do not depend on the thread count.
 #include <catch2/catch.hpp>
 
+#include <cstddef>
 #include <cstring>
 #include <thread>
 
@@ -114,6 +115,14 @@ TEST_CASE("operations through the table return statuses, never crash") {
   seatrt_linear_weight w{};
   CHECK(test::take_status(api().prepare_weight(ctx, &w)) == SEATRT_ERR_INVALID_ARG);
   CHECK(test::take_status(api().sample(nullptr, nullptr, nullptr)) == SEATRT_ERR_INVALID_ARG);
+  // The ABI 1.4 slots are filled and checked like every other.
+  REQUIRE(api().struct_size >= offsetof(seatrt_kernel_api, add_rms_norm_pair) + sizeof(api().add_rms_norm_pair));
+  CHECK(test::take_status(api().qkv_norm_rope_store(ctx, nullptr, nullptr), &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK_THAT(msg, Catch::Contains("qkv_norm_rope_store: args is NULL"));
+  seatrt_add_rms_norm_pair_args pair{};
+  pair.struct_size = sizeof pair;
+  CHECK(test::take_status(api().add_rms_norm_pair(ctx, nullptr, &pair), &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK_THAT(msg, Catch::Contains("add_rms_norm_pair: a is NULL"));
   api().destroy(ctx);
 }
 
