@@ -99,8 +99,9 @@ KernelDispatch::KernelDispatch(KernelProvider primary, KernelProvider fallback)
     }
   };
   // Operations: primary, else the same-device fallback.  Optional ones (the
-  // ABI 1.1 and 1.2 fused ops, which callers replace by the unfused sequence) stay
-  // NULL without being reported missing when neither provider has them.
+  // ABI 1.1, 1.2 and 1.4 fused ops, which callers replace by the unfused
+  // sequence) stay NULL without being reported missing when neither provider
+  // has them.
   auto operation = [&](const char* op, bool required, auto member, auto via_primary, auto via_fallback) {
     if (impl_->primary.*member) {
       t.*member = via_primary;
@@ -148,6 +149,8 @@ KernelDispatch::KernelDispatch(KernelProvider primary, KernelProvider fallback)
   SEATRT_OPERATION(linear_multi, false);   // ABI 1.2
   SEATRT_OPERATION(linear_glu, false);     // ABI 1.2
   SEATRT_OPERATION(rms_norm_multi, false); // ABI 1.2
+  SEATRT_OPERATION(qkv_norm_rope_store, false);  // ABI 1.4
+  SEATRT_OPERATION(add_rms_norm_pair, false);    // ABI 1.4
   SEATRT_MANAGE(graph_begin, false);
   SEATRT_MANAGE(graph_end, false);
   SEATRT_MANAGE(graph_launch, false);

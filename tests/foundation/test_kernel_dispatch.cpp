@@ -3,6 +3,7 @@
 // staging across devices.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -52,6 +53,17 @@ seatrt_status* alloc(seatrt_kernel_context* ctx, size_t, void** out) {
 seatrt_status* stream_wait(seatrt_kernel_context* ctx, seatrt_stream waiter, seatrt_stream signaler) {
   g_calls.push_back(ctx->provider + " stream_wait " + static_cast<const char*>(waiter) + "<-" +
                     static_cast<const char*>(signaler));
+  return nullptr;
+}
+
+seatrt_status* qkv_norm_rope_store(seatrt_kernel_context* ctx, seatrt_stream stream,
+                                   const seatrt_qkv_norm_rope_store_args*) {
+  g_calls.push_back(ctx->provider + " qkv_norm_rope_store stream=" + (stream ? "set" : "null"));
+  return nullptr;
+}
+seatrt_status* add_rms_norm_pair(seatrt_kernel_context* ctx, seatrt_stream stream,
+                                 const seatrt_add_rms_norm_pair_args*) {
+  g_calls.push_back(ctx->provider + " add_rms_norm_pair stream=" + (stream ? "set" : "null"));
   return nullptr;
 }
 
@@ -200,6 +212,58 @@ TEST_CASE("stream_wait (ABI 1.3) goes to the primary with both streams, and is o
   CHECK(source_of(old_dispatch, "stream_wait") == "-");
   const auto missing = old_dispatch.missing_ops();
   CHECK(std::find(missing.begin(), missing.end(), "stream_wait") == missing.end());
+}
+
+TEST_CASE("the ABI 1.4 fused ops go to the primary, else a same-device fallback, and are optional") {
+  // A 1.4 GPU provider with both: routed to it, with its context and stream.
+  seatrt_kernel_api gpu = provider(SEATRT_DEVICE_CUDA, create_a);
+  gpu.qkv_norm_rope_store = qkv_norm_rope_store;
+  gpu.add_rms_norm_pair = add_rms_norm_pair;
+  seatrt_kernel_api cpu = provider(SEATRT_DEVICE_CPU, create_b);
+  cpu.qkv_norm_rope_store = qkv_norm_rope_store;
+  cpu.add_rms_norm_pair = add_rms_norm_pair;
+  KernelDispatch dispatch({&gpu, "cuda"}, {&cpu, "cpu"});
+  CHECK(source_of(dispatch, "qkv_norm_rope_store") == "cuda");
+  CHECK(source_of(dispatch, "add_rms_norm_pair") == "cuda");
+  seatrt_kernel_context* ctx = dispatch.create_context("o", 1);
+  g_calls.clear();
+  auto* stream = reinterpret_cast<seatrt_stream>(0x1);
+  CHECK(dispatch.table()->qkv_norm_rope_store(ctx, stream, nullptr) == nullptr);
+  CHECK(dispatch.table()->add_rms_norm_pair(ctx, stream, nullptr) == nullptr);
+  CHECK(g_calls == std::vector<std::string>{"A:o:1 qkv_norm_rope_store stream=set",
+                                            "A:o:1 add_rms_norm_pair stream=set"});
+  dispatch.table()->destroy(ctx);
+
+  // A 1.3 GPU provider (table ending before qkv_norm_rope_store) whose slot
+  // memory is set: absent, not staged through the CPU, not reported missing.
+  seatrt_kernel_api old_gpu = gpu;
+  old_gpu.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, qkv_norm_rope_store));
+  KernelDispatch old_dispatch({&old_gpu, "cuda"}, {&cpu, "cpu"});
+  for (const char* op : {"qkv_norm_rope_store", "add_rms_norm_pair"}) {
+    CAPTURE(op);
+    CHECK(source_of(old_dispatch, op) == "-");
+  }
+  CHECK(old_dispatch.table()->qkv_norm_rope_store == nullptr);
+  CHECK(old_dispatch.table()->add_rms_norm_pair == nullptr);
+  const auto missing = old_dispatch.missing_ops();
+  CHECK(std::find(missing.begin(), missing.end(), "qkv_norm_rope_store") == missing.end());
+  CHECK(std::find(missing.begin(), missing.end(), "add_rms_norm_pair") == missing.end());
+  CHECK_NOTHROW(old_dispatch.require({"qkv_norm_rope_store", "add_rms_norm_pair"}));
+
+  // A same-device 1.4 fallback fills the one it has; it runs without a stream.
+  seatrt_kernel_api cpu_a = provider(SEATRT_DEVICE_CPU, create_a);
+  cpu_a.struct_size = old_gpu.struct_size;
+  seatrt_kernel_api cpu_b = provider(SEATRT_DEVICE_CPU, create_b);
+  cpu_b.add_rms_norm_pair = add_rms_norm_pair;
+  KernelDispatch with_fallback({&cpu_a, "A"}, {&cpu_b, "B"});
+  CHECK(source_of(with_fallback, "add_rms_norm_pair") == "B");
+  CHECK(source_of(with_fallback, "qkv_norm_rope_store") == "-");
+  CHECK(with_fallback.table()->qkv_norm_rope_store == nullptr);
+  seatrt_kernel_context* fctx = with_fallback.create_context("", 0);
+  g_calls.clear();
+  CHECK(with_fallback.table()->add_rms_norm_pair(fctx, stream, nullptr) == nullptr);
+  CHECK(g_calls == std::vector<std::string>{"B::0 add_rms_norm_pair stream=null"});
+  with_fallback.table()->destroy(fctx);
 }
 
 TEST_CASE("a GPU provider missing an operation is not staged through the CPU") {
