@@ -13,11 +13,11 @@ with tempdir() as d:
     f = write_seat(d, "named.toml", seat_text(provider="example-cpu", tool="example-call"))
     rc, out, err = seatrt("check", f)
     check(rc == 0, f"check named: rc {rc}, stderr {err!r}")
-    check("kernel provider: example-cpu 0.1.0 (ABI 1.3) " in out, "provider line: " + out)
+    check("kernel provider: example-cpu 0.1.0 (ABI 1.4) " in out, "provider line: " + out)
     check("libseatrt_example_kernels.so" in out, "provider file shown")
     check("kernel fallback: cpu " in out, "fallback line")
     check(" rms_norm=example-cpu" in out and " linear=cpu" in out, "ops by provider: " + out)
-    check("tool parser: example-call 0.1.0 (ABI 1.3)" in out, "parser line")
+    check("tool parser: example-call 0.1.0 (ABI 1.4)" in out, "parser line")
     check("\nmodel: " in out, "model line: " + out)
     check(out.rstrip().endswith("ok: seat 'test' checks out"), "ok line")
 
@@ -43,7 +43,7 @@ with tempdir() as d:
     # seatrt plugins: file, kinds, name, version, ABI, probe score.
     rc, out, err = seatrt("plugins", "--path", EXAMPLES, "--path", TEST_PLUGINS)
     check(rc == 0, f"plugins: rc {rc}, {err!r}")
-    check("name: example-cpu  version: 0.1.0  ABI: 1.3" in out, "plugins lists example-cpu")
+    check("name: example-cpu  version: 0.1.0  ABI: 1.4" in out, "plugins lists example-cpu")
     check("kinds: kernel provider" in out and "probe: score 1 (" in out, "plugins shows probe")
     check("libtest_other_major.so\n  error: " in out, "plugins lists the unusable ones with the reason")
 
