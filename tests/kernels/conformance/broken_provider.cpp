@@ -1,20 +1,30 @@
-// A deliberately wrong kernel provider ("cpu-broken") that proves the
-// conformance tool can fail: linear adds an error of 50% of the first row's
-// largest magnitude to one element, rms_norm writes a NaN, add_rms_norm
-// ignores residual_scale, and the attention and rms_norm_rope slots are NULL
-// (must be reported as SKIP).  Its table is of ABI 1.1 (struct_size ends
-// before linear_multi), so the 1.2 fused operations must be SKIP too.  The
-// other fused slots are the CPU provider's, which do not go through the
-// broken linear / rms_norm.  Test-only; never installed.
+// A deliberately wrong kernel provider that proves the conformance tool can
+// fail: linear adds an error of 50% of the first row's largest magnitude to
+// one element, rms_norm writes a NaN, add_rms_norm ignores residual_scale,
+// and the attention and rms_norm_rope slots are NULL (must be reported as
+// SKIP).  The other fused slots are the CPU provider's, which do not go
+// through the broken linear / rms_norm.  Test-only; never installed.
+//
+// Built twice (SEATRT_BROKEN_TABLE_MINOR):
+// - 1, "cpu-broken": its table is of ABI 1.1 (struct_size ends before
+//   linear_multi), so the 1.2 and 1.4 fused operations must be SKIP too;
+// - 4, "cpu-broken-14": a whole table whose qkv_norm_rope_store, when v is
+//   NULL, norms v from the k it has already normed and rotated instead of
+//   the raw k (only a case with v NULL and a v_cache sees it), and whose
+//   add_rms_norm_pair slot is NULL.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
 #include <vector>
-#include <algorithm>
 
 #include "dtype.hpp"
 #include "provider_table.hpp"
 #include "seatrt/cpp/plugin.hpp"
+
+#ifndef SEATRT_BROKEN_TABLE_MINOR
+#error "SEATRT_BROKEN_TABLE_MINOR (1 or 4) picks the table this provider is built with"
+#endif
 
 namespace {
 
@@ -56,6 +66,29 @@ seatrt_status* broken_add_rms_norm(seatrt_kernel_context* ctx, seatrt_stream str
   return seatrt::cpu::kernel_api().add_rms_norm(ctx, stream, &unscaled);
 }
 
+// A plausible fused-kernel bug: v read from k after k's norm and rope
+// (the raw k is the contract).  The provider is the CPU one underneath, so
+// the normed k can be made in host memory and handed over as v.
+seatrt_status* broken_qkv_norm_rope_store(seatrt_kernel_context* ctx, seatrt_stream stream,
+                                          const seatrt_qkv_norm_rope_store_args* args) {
+  const seatrt_kernel_api& cpu = seatrt::cpu::kernel_api();
+  if (!args || args->v || !args->k || !args->k->data) return cpu.qkv_norm_rope_store(ctx, stream, args);
+  seatrt_tensor normed = *args->k;  // same shape and dtype, contiguous
+  int64_t n = 1;
+  for (int32_t d = normed.ndim - 1; d >= 0; --d) {
+    normed.strides[d] = n;
+    n *= normed.shape[d];
+  }
+  std::vector<unsigned char> bytes(static_cast<size_t>(n) * seatrt::cpu::dtype_size(normed.dtype));
+  normed.data = bytes.data();
+  const seatrt_rms_norm_rope_args rope{sizeof rope,     args->k,         args->k_weight, args->eps, 0,
+                                       args->positions, args->inv_freq, &normed};
+  if (seatrt_status* status = cpu.rms_norm_rope(ctx, stream, &rope)) return status;
+  seatrt_qkv_norm_rope_store_args wrong = *args;
+  wrong.v = &normed;
+  return cpu.qkv_norm_rope_store(ctx, stream, &wrong);
+}
+
 // Score 0: never chosen by `auto`, even if someone points a seat at it.
 seatrt_status* broken_probe(seatrt_kernel_probe* out) {
   seatrt_status* status = seatrt::cpu::kernel_api().probe(out);
@@ -75,18 +108,23 @@ const seatrt_plugin& descriptor() {
     a.probe = broken_probe;
     a.add_rms_norm = broken_add_rms_norm;
     a.rms_norm_rope = nullptr;
-    // A provider built for ABI 1.1.  The 1.2 slots past struct_size keep the
-    // CPU provider's working operations: a tool that read them anyway would
-    // report PASS instead of SKIP, which the CTest checks would catch.
-    a.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, linear_multi));
+    if constexpr (SEATRT_BROKEN_TABLE_MINOR < 2) {
+      // A provider built for ABI 1.1.  The slots past struct_size keep the
+      // CPU provider's working operations: a tool that read them anyway
+      // would report PASS instead of SKIP, which the CTest checks would catch.
+      a.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, linear_multi));
+    } else {
+      a.qkv_norm_rope_store = broken_qkv_norm_rope_store;
+      a.add_rms_norm_pair = nullptr;
+    }
     return a;
   }();
   static const seatrt_plugin plugin = [] {
     seatrt_plugin p = seatrt::cpu::plugin_descriptor();
-    p.name = "cpu-broken";
+    p.name = SEATRT_BROKEN_TABLE_MINOR < 2 ? "cpu-broken" : "cpu-broken-14";
     p.description = "test-only: a wrong provider for the conformance tool's own tests";
     p.kernels = &api;
-    p.abi_minor = 1;  // as its table
+    p.abi_minor = SEATRT_BROKEN_TABLE_MINOR;  // as its table
     return p;
   }();
   return plugin;

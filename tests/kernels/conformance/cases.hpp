@@ -31,11 +31,21 @@ struct Outputs {
   // judged against a larger neighbour's magnitude.  Empty: one output.
   std::vector<size_t> part_ends;
 
+  // Values read back from an F8 E4M3 cache (the codes decoded, without the
+  // scale): each must lie within one E4M3 step (at the larger magnitude) of
+  // the reference's, since two providers may round a value near a tie to
+  // the two neighbouring codes.  Not part of the relative error.
+  std::vector<double> e4m3;
+
   void add_part(const std::vector<double>& values) {
     approx.insert(approx.end(), values.begin(), values.end());
     part_ends.push_back(approx.size());
   }
 };
+
+// The distance between adjacent E4M3 values around magnitude m: 2^(e-3) for
+// m in [2^e, 2^(e+1)), e >= -6; 2^-9 (the subnormal spacing) below 2^-6.
+double e4m3_step(double m);
 
 struct Case {
   std::string op;
@@ -48,7 +58,9 @@ void add_basic_cases(std::vector<Case>& cases);      // elementwise, embedding, 
 void add_matrix_cases(std::vector<Case>& cases);     // linear, router_topk, moe
 void add_attention_cases(std::vector<Case>& cases);  // kv_store, attention
 void add_sample_cases(std::vector<Case>& cases);     // sample
-void add_fused_cases(std::vector<Case>& cases);      // add_rms_norm, rms_norm_rope, linear_multi, linear_glu, rms_norm_multi
+void add_fused_cases(std::vector<Case>& cases);      // add_rms_norm, rms_norm_rope, linear_multi, linear_glu, rms_norm_multi,
+                                                     // add_rms_norm_pair
+void add_qkv_cases(std::vector<Case>& cases);        // qkv_norm_rope_store
 
 // Inputs: uniform in +-range, never exactly zero-filled.
 inline test::Tensor random_input(std::mt19937& rng, int32_t dtype, std::vector<int64_t> shape, double range = 1.0) {

@@ -1,5 +1,6 @@
-// The fused operations of ABI 1.1 (add_rms_norm, rms_norm_rope) and 1.2
-// (linear_multi, linear_glu, rms_norm_multi) at the Gemma-4 26B-A4B shapes
+// The fused operations of ABI 1.1 (add_rms_norm, rms_norm_rope), 1.2
+// (linear_multi, linear_glu, rms_norm_multi) and 1.4 (add_rms_norm_pair;
+// qkv_norm_rope_store is in cases_qkv.cpp) at the Gemma-4 26B-A4B shapes
 // and in the ways the Gemma-4 plugin calls them: hidden 2816, q/k/v of the
 // sliding (16/8/8 heads x 256) and full (16/2 heads x 512, no v) layers, the
 // dense MLP 2112 wide, decode rows (1, 5, 32) and one prefill size (300).
@@ -161,6 +162,51 @@ Case add_rms_norm_case(int64_t t, int32_t dtype, bool gains, bool with_out, floa
           }};
 }
 
+// A MoE layer's feed-forward end: s = norm(a) a_gain + norm(b) b_gain (the
+// dense and expert branches), residual <- (residual + norm(s) sum_gain) *
+// scale, then optionally out = norm(residual) out_gain (the next layer's
+// input norm); residual and out are compared.
+Case add_rms_norm_pair_case(int64_t t, int32_t dtype, bool gains, bool with_out, float scale) {
+  char scale_text[16];
+  std::snprintf(scale_text, sizeof scale_text, "%g", static_cast<double>(scale));
+  const std::string label = shape({t, kHidden}, dtype) + (gains ? ", gains" : ", no gains") +
+                            (with_out ? ", out" : ", no out") + ", scale " + scale_text;
+  return {"add_rms_norm_pair", label, bound_for(dtype), [=](Provider& p, std::mt19937& rng) {
+            need_op(p, &seatrt_kernel_api::add_rms_norm_pair, "add_rms_norm_pair");
+            Tensor a = random_input(rng, dtype, {t, kHidden}, 2.0);
+            Tensor b = random_input(rng, dtype, {t, kHidden}, 0.25);
+            Tensor residual = random_input(rng, dtype, {t, kHidden}, 8.0);
+            Tensor a_gain = random_input(rng, SEATRT_DTYPE_BF16, {kHidden}, 2.0);
+            Tensor b_gain = random_input(rng, SEATRT_DTYPE_BF16, {kHidden}, 2.0);
+            Tensor sum_gain = random_input(rng, SEATRT_DTYPE_F32, {kHidden}, 2.0);
+            Tensor out_gain = random_input(rng, SEATRT_DTYPE_BF16, {kHidden}, 2.0);
+            Tensor out(dtype, {t, kHidden});
+            DeviceTensor da(p, a), db(p, b), dres(p, residual), dag(p, a_gain), dbg(p, b_gain), dsg(p, sum_gain),
+                dog(p, out_gain), dout(p, out);
+            seatrt_add_rms_norm_pair_args args{};
+            args.struct_size = sizeof args;
+            args.eps = kEps;
+            args.a = da.get();
+            args.a_weight = gains ? dag.get() : nullptr;
+            args.b = db.get();
+            args.b_weight = gains ? dbg.get() : nullptr;
+            args.sum_weight = gains ? dsg.get() : nullptr;
+            args.residual = dres.get();
+            args.residual_scale = scale;
+            args.out_weight = gains ? dog.get() : nullptr;
+            args.out = with_out ? dout.get() : nullptr;
+            call_op(p, &seatrt_kernel_api::add_rms_norm_pair, args, "add_rms_norm_pair");
+            Outputs o;
+            dres.download(residual);
+            o.add_part(residual.values());
+            if (with_out) {
+              dout.download(out);
+              o.add_part(out.values());
+            }
+            return o;
+          }};
+}
+
 // Per-head q/k norm then RoPE (NeoX halves); the first `rotated` of the D/2
 // frequencies are non-zero (rotated < D/2: partial / proportional RoPE).
 // In place (out = x) as the plugin calls it, or into a separate out.
@@ -229,6 +275,15 @@ void add_fused_cases(std::vector<Case>& cases) {
   cases.push_back(rms_norm_multi_case(32, kBF16, 3));
   cases.push_back(rms_norm_multi_case(32, kF32, 2));
   cases.push_back(rms_norm_multi_case(300, kBF16, 3));
+  // ABI 1.4.  Scale 0.8125 stands for a layer_scalar; out is the next
+  // layer's input norm (absent after the last layer without logits).
+  cases.push_back(add_rms_norm_pair_case(1, kBF16, true, true, 0.8125f));
+  cases.push_back(add_rms_norm_pair_case(5, kF32, true, true, 1.0f));
+  cases.push_back(add_rms_norm_pair_case(5, kBF16, false, false, 0.8125f));
+  cases.push_back(add_rms_norm_pair_case(32, kF32, true, false, 0.8125f));
+  cases.push_back(add_rms_norm_pair_case(32, kBF16, true, true, 0.8125f));
+  cases.push_back(add_rms_norm_pair_case(300, kF32, true, true, 0.8125f));
+  cases.push_back(add_rms_norm_pair_case(300, kBF16, true, true, 1.0f));
 }
 
 }  // namespace seatrt::conformance

@@ -1,6 +1,15 @@
 #include "cases.hpp"
 
+#include <cmath>
+
 namespace seatrt::conformance {
+
+double e4m3_step(double m) {
+  if (!(m >= std::ldexp(1.0, -6))) return std::ldexp(1.0, -9);
+  int exponent = 0;
+  std::frexp(m, &exponent);  // m = f * 2^exponent, f in [0.5, 1): m in [2^(exponent-1), 2^exponent)
+  return std::ldexp(1.0, exponent - 4);
+}
 
 test::Tensor int_input(int32_t dtype, std::vector<int64_t> shape, const std::vector<int64_t>& values) {
   return test::int_tensor(dtype, std::move(shape), values);

@@ -8,8 +8,9 @@
 // Prints op / case / max relative error / bound / PASS|FAIL|SKIP and exits 1
 // on any FAIL, 2 on bad usage.  SKIP is "not provided": the candidate's slot
 // is NULL, or its table is of an older ABI minor and ends before the slot
-// (the ABI 1.1/1.2 fused operations), or it reads no weight layout the tool
-// can make.  A SKIP never counts as passed.
+// (the ABI 1.1/1.2/1.4 fused operations), or it reads no weight layout the
+// tool can make.  A SKIP never counts as passed.  Values read back from an
+// F8 cache must be within one E4M3 step of the reference's, each.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -106,7 +107,21 @@ Verdict compare(const Outputs& cand, const Outputs& ref, double bound) {
     begin = end;
   }
   if (begin != ref.approx.size()) return {"FAIL", NAN, "output parts do not cover the outputs"};
+  if (cand.e4m3.size() != ref.e4m3.size()) return {"FAIL", NAN, "E4M3 output sizes differ"};
+  size_t far = 0, first_far = 0;
+  for (size_t i = 0; i < ref.e4m3.size(); ++i) {
+    const double c = cand.e4m3[i], r = ref.e4m3[i];
+    if (!std::isfinite(c) || !std::isfinite(r)) non_finite = true;
+    if (!(std::fabs(c - r) <= e4m3_step(std::max(std::fabs(c), std::fabs(r))))) {
+      if (far++ == 0) first_far = i;
+    }
+  }
   if (non_finite) return {"FAIL", NAN, "NaN or infinity in the outputs"};
+  if (far) {
+    return {"FAIL", v.err, std::to_string(far) + " E4M3 values more than one step apart (first at " +
+                               std::to_string(first_far) + ": " + std::to_string(cand.e4m3[first_far]) + " vs " +
+                               std::to_string(ref.e4m3[first_far]) + ")"};
+  }
   if (mismatches) {
     return {"FAIL", v.err, std::to_string(mismatches) + " exact outputs differ (first at " + std::to_string(first) + ": " +
                                std::to_string(cand.exact[first]) + " vs " + std::to_string(ref.exact[first]) + ")"};
@@ -137,9 +152,10 @@ int main(int argc, char** argv) {
   add_attention_cases(cases);
   add_sample_cases(cases);
   add_fused_cases(cases);
+  add_qkv_cases(cases);
 
   int pass = 0, fail = 0, skip = 0;
-  std::printf("%-14s %-68s %12s %9s  %s\n", "op", "case", "max rel err", "bound", "result");
+  std::printf("%-19s %-68s %12s %9s  %s\n", "op", "case", "max rel err", "bound", "result");
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
     if (!opt.ops.empty() && !opt.ops.count(c.op)) continue;
@@ -165,7 +181,7 @@ int main(int argc, char** argv) {
     char err[32];
     if (std::isnan(v.err)) std::snprintf(err, sizeof err, "-");
     else std::snprintf(err, sizeof err, "%.3e", v.err);
-    std::printf("%-14s %-68s %12s %9.1e  %s%s%s\n", c.op.c_str(), c.shape.c_str(), err, c.bound, v.result.c_str(),
+    std::printf("%-19s %-68s %12s %9.1e  %s%s%s\n", c.op.c_str(), c.shape.c_str(), err, c.bound, v.result.c_str(),
                 v.note.empty() ? "" : "  ", v.note.c_str());
     std::fflush(stdout);
   }
