@@ -42,6 +42,8 @@ void qkv_norm_rope_store(Context& ctx, const seatrt_qkv_norm_rope_store_args* ar
     need_same_shape(k, "k", *v, "v", kOp);
   }
   const CheckedCache cache = check_kv_layer(args.cache, kOp);
+  // As kv_store: a layer that stores one tensor takes no v.
+  if (v && !args.cache->v_cache.data) invalid(kOp, "v given for a layer that stores one tensor");
   if (k.shape[1] != cache.kv_heads || dim != cache.head_dim) {
     invalid(kOp, "k has shape " + shape_string(k) + " but the cache holds " + std::to_string(cache.kv_heads) +
                      " heads of " + std::to_string(cache.head_dim));

@@ -1,7 +1,7 @@
 // qkv_norm_rope_store (ABI 1.4) on the CPU provider: bit for bit against the
 // sequence it stands for (rms_norm_rope(q), rms_norm(v or the raw k),
 // rms_norm_rope(k), kv_store, with F32 intermediates) over GQA shapes, F32 /
-// BF16 / F8 caches with and without a v_cache, v NULL, NULL gains and a -1
+// BF16 / F8 caches with and without a v_cache (v NULL then), v NULL, NULL gains and a -1
 // slot; against a double-precision reference written here from kernels.h's
 // formulas; and the argument checks, which must refuse before anything is
 // written.
@@ -216,6 +216,7 @@ TEST_CASE("qkv_norm_rope_store equals rms_norm_rope, rms_norm, rms_norm_rope, kv
         for (const bool single : {false, true}) {
           for (const bool with_v : {true, false}) {
             for (const bool gains : {true, false}) {
+              if (single && with_v) continue;  // refused, as kv_store (below)
               CAPTURE(dim, dtype, cache_dtype, single, with_v, gains);
               Inputs in = make_inputs(rng, dtype, dim);
               const Options o{with_v, gains};
@@ -316,6 +317,10 @@ TEST_CASE("qkv_norm_rope_store refuses bad arguments by name and writes nothing"
             x.v = nullptr;
           }),
           kInvalid, "but the cache holds 2 heads of 8");
+  // A layer that stores one tensor takes no v (as kv_store).
+  Cache k_only(SEATRT_DTYPE_BF16, in.kv_heads, in.dim, true, 1.0f, 1.0f);
+  refuses(with([&](Args& x) { x.cache = &k_only.layer; }), kInvalid, "v given for a layer that stores one tensor");
+  for (int64_t s = 0; s < kBlocks * kBlock; ++s) REQUIRE(k_only.untouched(s));
   // An odd head dim, everything else consistent with it.
   Tensor q7 = test::random_tensor(rng, SEATRT_DTYPE_F32, {in.tokens, in.q_heads, 7});
   Tensor k7 = test::random_tensor(rng, SEATRT_DTYPE_F32, {in.tokens, in.kv_heads, 7});

@@ -392,7 +392,8 @@ typedef struct seatrt_rms_norm_multi_args {
  * rms_norm(v or k), rms_norm_rope(k), kv_store in sequence).  q [T, q_heads,
  * D]; k, v [T, kv_heads, D] (D even), one dtype (an activation dtype); k and
  * v are only read.  positions I32 [T]; inv_freq F32 [D/2]; slot_mapping I64
- * [T] as kv_store (-1 skips the token's store, q is still written).
+ * [T] as kv_store (-1 skips the token's store, q is still written).  A
+ * cache without a v_cache (one tensor) takes v NULL, as kv_store.
  * Aliasing: q must not alias k, v or the cache.  Tensors are read/written
  * during the call (on `stream`); nothing is kept. */
 typedef struct seatrt_qkv_norm_rope_store_args {

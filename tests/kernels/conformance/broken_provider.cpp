@@ -68,11 +68,14 @@ seatrt_status* broken_add_rms_norm(seatrt_kernel_context* ctx, seatrt_stream str
 
 // A plausible fused-kernel bug: v read from k after k's norm and rope
 // (the raw k is the contract).  The provider is the CPU one underneath, so
-// the normed k can be made in host memory and handed over as v.
+// the normed k can be made in host memory and handed over as v.  A layer
+// that stores one tensor has no v to get wrong (and takes no v).
 seatrt_status* broken_qkv_norm_rope_store(seatrt_kernel_context* ctx, seatrt_stream stream,
                                           const seatrt_qkv_norm_rope_store_args* args) {
   const seatrt_kernel_api& cpu = seatrt::cpu::kernel_api();
-  if (!args || args->v || !args->k || !args->k->data) return cpu.qkv_norm_rope_store(ctx, stream, args);
+  if (!args || args->v || !args->k || !args->k->data || !args->cache || !args->cache->v_cache.data) {
+    return cpu.qkv_norm_rope_store(ctx, stream, args);
+  }
   seatrt_tensor normed = *args->k;  // same shape and dtype, contiguous
   int64_t n = 1;
   for (int32_t d = normed.ndim - 1; d >= 0; --d) {
