@@ -1,5 +1,6 @@
 // CUDA vs CPU provider on the ABI 1.1 fused norms (add_rms_norm,
-// rms_norm_rope), fresh random inputs each run, at the Gemma-4 shapes:
+// rms_norm_rope) and 1.4's add_rms_norm_pair (against the CPU provider's
+// unfused sequence), fresh random inputs each run, at the Gemma-4 shapes:
 // hidden 2816 rows, head dims 256 and 512 with proportional (partly zero)
 // frequencies.  Bounds as test_ops.cpp: F32 outputs 1e-4 relative, BF16 1e-2.
 #include <catch2/catch.hpp>
@@ -42,7 +43,10 @@ TEST_CASE("add_rms_norm agrees (residual and the second norm), with and without 
         const int64_t n = variant == 3 ? 5000 : 2816;
         const float scale = variant == 0 || variant == 3 ? 0.5f : 1.0f;
         Pair x = both_random(dt, {rows, n}, 2.0f), residual = both_random(dt, {rows, n}, 8.0f);
-        Pair xw = both_random(SEATRT_DTYPE_BF16, {n}), ow = both_random(SEATRT_DTYPE_F32, {n});
+        // Gains: one BF16 (the dtype-generic kernel), or all F32 with F32
+        // rows except at 7 rows (the plain-load instance).
+        const int32_t xw_dtype = dt == SEATRT_DTYPE_F32 && rows != 7 ? SEATRT_DTYPE_F32 : SEATRT_DTYPE_BF16;
+        Pair xw = both_random(xw_dtype, {n}), ow = both_random(SEATRT_DTYPE_F32, {n});
         Pair out = both_empty(dt, {rows, n});
         const bool gains = variant == 0 || variant == 3, with_out = variant != 2;
         seatrt_add_rms_norm_args ac{sizeof(ac),  &x.cuda, gains ? &xw.cuda : nullptr, &residual.cuda, 1e-6f, scale,
@@ -116,4 +120,67 @@ TEST_CASE("the fused norms refuse bad arguments with a status") {
   Pair fr = both_random(SEATRT_DTYPE_F32, {3});
   seatrt_rms_norm_rope_args r{sizeof(r), &x3.cuda, nullptr, 1e-6f, 0, &p.cuda, &fr.cuda, &x3.cuda};
   CHECK(code_of(cuda().api().rms_norm_rope(cuda().ctx(), cuda().stream(), &r)) == SEATRT_ERR_INVALID_ARG);
+}
+
+TEST_CASE("add_rms_norm_pair equals rms_norm and two add_rms_norm, with and without gains and out") {
+  const auto& api = cuda().api();
+  REQUIRE(SEATRT_HAS_FIELD(&api, seatrt_kernel_api, add_rms_norm_pair));
+  REQUIRE(api.add_rms_norm_pair != nullptr);
+  for (int32_t dt : {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16}) {
+    for (int64_t rows : {1, 7, 64}) {
+      for (int variant = 0; variant < 5; ++variant) {
+        // 0: every gain + out, scale 0.5; 1: no gains + out; 2: no out;
+        // 3: n 5000 (the multi-pass kernel); 4: out aliasing a.
+        const int64_t n = variant == 3 ? 5000 : 2816;
+        const float scale = variant == 0 || variant == 3 ? 0.5f : 1.0f;
+        const bool gains = variant != 1, with_out = variant != 2, alias = variant == 4;
+        Pair a = both_random(dt, {rows, n}, 2.0f), b = both_random(dt, {rows, n}, 0.3f);
+        Pair residual = both_random(dt, {rows, n}, 8.0f), out = both_empty(dt, {rows, n});
+        const int32_t bw_dtype = dt == SEATRT_DTYPE_F32 && rows != 7 ? SEATRT_DTYPE_F32 : SEATRT_DTYPE_BF16;
+        Pair aw = both_random(SEATRT_DTYPE_F32, {n}), bw = both_random(bw_dtype, {n});
+        Pair sw = both_random(SEATRT_DTYPE_F32, {n}), ow = both_random(SEATRT_DTYPE_F32, {n});
+        Pair s = both_empty(dt, {rows, n});  // the CPU sequence's sum
+        seatrt_tensor* out_c = with_out ? (alias ? &a.cuda : &out.cuda) : nullptr;
+        seatrt_add_rms_norm_pair_args ac{sizeof(ac), 1e-6f, &a.cuda, gains ? &aw.cuda : nullptr, &b.cuda,
+                                         gains ? &bw.cuda : nullptr, gains ? &sw.cuda : nullptr, &residual.cuda,
+                                         scale, 0, gains ? &ow.cuda : nullptr, out_c};
+        ok(api.add_rms_norm_pair(cuda().ctx(), cuda().stream(), &ac), "cuda add_rms_norm_pair");
+        const auto& cp = cpu().api();
+        seatrt_rms_norm_args r1{sizeof(r1), &a.cpu, gains ? &aw.cpu : nullptr, 1e-6f, &s.cpu};
+        ok(cp.rms_norm(cpu().ctx(), cpu().stream(), &r1), "cpu s = norm(a)");
+        seatrt_add_rms_norm_args r2{sizeof(r2), &b.cpu, gains ? &bw.cpu : nullptr, &s.cpu, 1e-6f, 1.0f, nullptr, nullptr};
+        ok(cp.add_rms_norm(cpu().ctx(), cpu().stream(), &r2), "cpu s += norm(b)");
+        seatrt_add_rms_norm_args r3{sizeof(r3), &s.cpu, gains ? &sw.cpu : nullptr, &residual.cpu, 1e-6f, scale,
+                                    gains ? &ow.cpu : nullptr, with_out ? &out.cpu : nullptr};
+        ok(cp.add_rms_norm(cpu().ctx(), cpu().stream(), &r3), "cpu residual");
+        INFO("dtype " << dt << " rows " << rows << " variant " << variant);
+        // BF16: the CPU sequence rounds s to BF16 before its norm, the fused
+        // operation keeps it in fp32.
+        CHECK(compare(residual) <= bound(dt));
+        if (with_out)
+          CHECK(rel_error(cuda().download_f32(alias ? a.cuda : out.cuda), cpu().download_f32(out.cpu)) <= bound(dt));
+      }
+    }
+  }
+}
+
+TEST_CASE("add_rms_norm_pair refuses bad arguments and writes nothing") {
+  const auto& api = cuda().api();
+  Pair a = both_random(SEATRT_DTYPE_F32, {2, 64}), b = both_random(SEATRT_DTYPE_F32, {2, 64});
+  Pair r = both_random(SEATRT_DTYPE_F32, {2, 64}), short_w = both_random(SEATRT_DTYPE_F32, {63});
+  Pair wide = both_random(SEATRT_DTYPE_F32, {2, 65});
+  const std::vector<uint8_t> before = cuda().download(r.cuda);
+  const auto call = [&](const seatrt_tensor* at, const seatrt_tensor* bt, const seatrt_tensor* w, seatrt_tensor* res,
+                        float eps) {
+    seatrt_add_rms_norm_pair_args x{sizeof(x), eps, at, w, bt, nullptr, nullptr, res, 1.0f, 0, nullptr, nullptr};
+    return code_of(api.add_rms_norm_pair(cuda().ctx(), cuda().stream(), &x));
+  };
+  CHECK(call(&a.cuda, &b.cuda, &short_w.cuda, &r.cuda, 1e-6f) == SEATRT_ERR_INVALID_ARG);  // a_weight of 63
+  CHECK(call(&a.cuda, &wide.cuda, nullptr, &r.cuda, 1e-6f) == SEATRT_ERR_INVALID_ARG);     // b of another shape
+  CHECK(call(&a.cuda, &b.cuda, nullptr, &a.cuda, 1e-6f) == SEATRT_ERR_INVALID_ARG);        // residual aliases a
+  CHECK(call(&a.cuda, &b.cuda, nullptr, &r.cuda, NAN) == SEATRT_ERR_INVALID_ARG);          // eps NaN
+  CHECK(call(&a.cuda, nullptr, nullptr, &r.cuda, 1e-6f) == SEATRT_ERR_INVALID_ARG);        // b missing
+  cuda().sync();
+  CHECK(cuda().download(r.cuda) == before);
+  CHECK(call(&a.cuda, &b.cuda, nullptr, &r.cuda, 1e-6f) == SEATRT_OK);
 }

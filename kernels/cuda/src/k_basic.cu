@@ -68,13 +68,14 @@ __global__ void rms_norm_kernel(Mat x, const void* weight, int32_t wdtype, float
 // The same for rows of at most kRowRegs x blockDim.x columns, held in
 // registers: one load latency per row instead of one per element per pass
 // (a 2816-wide row took ~12 us with the loops above, at batch 1 on the H200).
+template <bool kF32>
 __global__ void rms_norm_regs_kernel(Mat x, const void* weight, int32_t wdtype, float eps, Mat out) {
   pdl_enter();  // before any global access (pdl.cuh)
   __shared__ float scratch[32];
   const int64_t r = blockIdx.x;
   float v[kRowRegs], g[kRowRegs];
-  load_row_regs(x, r, v);
-  load_gain_regs(weight, wdtype, x.cols, g);
+  load_row_regs<kF32>(x, r, v);
+  load_gain_regs<kF32>(weight, wdtype, x.cols, g);
   float ss = 0.0f;
 #pragma unroll
   for (int i = 0; i < kRowRegs; ++i) ss += v[i] * v[i];
@@ -193,7 +194,9 @@ int launch_rms_norm(Stream s, const Mat& x, const void* weight, int32_t weight_d
   }
   const int threads = x.cols >= 1024 ? 256 : 128;
   if (x.cols <= int64_t(threads) * kRowRegs) {
-    (void)launch_pdl(rms_norm_regs_kernel, static_cast<unsigned>(x.rows), threads, 0, cudaStream_t(s),
+    const bool f32 = x.dtype == SEATRT_DTYPE_F32 && (!weight || weight_dtype == SEATRT_DTYPE_F32);
+    (void)launch_pdl(f32 ? rms_norm_regs_kernel<true> : rms_norm_regs_kernel<false>, static_cast<unsigned>(x.rows),
+        threads, 0, cudaStream_t(s),
         x, weight, weight_dtype, eps, out);
     return last_error();
   }

@@ -1,11 +1,14 @@
 // The fused norms: the norm/add/scale chains between a transformer's
 // sublayers and the per-head q/k norm with its rotary embedding (ABI 1.1),
-// and one row normed with several gains (1.2), each in one launch (one block
+// one row normed with several gains (1.2) and a MoE layer's two normed
+// branches summed into the residual (1.4), each in one launch (one block
 // per row) instead of two to four.  At batch 1 every
 // launch costs about as much as its memory traffic, so the count is what
 // matters.  The arithmetic per element follows k_basic.cu's rms_norm and
 // rope kernels (fp32 sum of squares reduced by block_sum, x * inv * w,
 // sincosf of the fp32 angle).
+#include <initializer_list>
+
 #include "device_common.cuh"
 #include "pdl.cuh"
 #include "fused_norm.hpp"
@@ -54,6 +57,7 @@ __global__ void add_rms_norm_kernel(Mat x, Gain x_gain, Mat residual, float eps,
 // at most kRowRegs x blockDim.x columns): every load issued at once, so the
 // row costs one memory latency, not one per element per pass.  Each thread
 // reads and writes only its own columns, so out may alias x.
+template <bool kF32>
 __global__ void add_rms_norm_regs_kernel(Mat x, Gain x_gain, Mat residual, float eps, float scale, Gain out_gain,
                                          Mat out) {
   pdl_enter();  // before any global access (pdl.cuh)
@@ -61,10 +65,10 @@ __global__ void add_rms_norm_regs_kernel(Mat x, Gain x_gain, Mat residual, float
   const int64_t r = blockIdx.x;
   const float cols = static_cast<float>(x.cols);
   float xv[kRowRegs], res[kRowRegs], g1[kRowRegs], g2[kRowRegs];
-  load_row_regs(x, r, xv);
-  load_row_regs(residual, r, res);
-  load_gain_regs(x_gain.data, x_gain.dtype, x.cols, g1);
-  load_gain_regs(out_gain.data, out_gain.dtype, x.cols, g2);
+  load_row_regs<kF32>(x, r, xv);
+  load_row_regs<kF32>(residual, r, res);
+  load_gain_regs<kF32>(x_gain.data, x_gain.dtype, x.cols, g1);
+  load_gain_regs<kF32>(out_gain.data, out_gain.dtype, x.cols, g2);
   float ss = 0.0f;
 #pragma unroll
   for (int i = 0; i < kRowRegs; ++i) ss += xv[i] * xv[i];
@@ -180,15 +184,16 @@ int launch_rms_norm_rope_warp(cudaStream_t st, const View3& x, Gain gain, float 
 // rms_norm_multi: rms_norm_regs_kernel (k_basic.cu) with one sum and up to
 // kNormMultiMax gained outputs.  Every gain is loaded before the block's
 // reduction, so the outputs cost no memory latency of their own.
+template <bool kF32>
 __global__ void rms_norm_multi_regs_kernel(Mat x, float eps, NormOuts o) {
   pdl_enter();  // before any global access (pdl.cuh)
   __shared__ float scratch[32];
   const int64_t r = blockIdx.x;
   float v[kRowRegs], g[kNormMultiMax][kRowRegs];
-  load_row_regs(x, r, v);
+  load_row_regs<kF32>(x, r, v);
 #pragma unroll
   for (int j = 0; j < kNormMultiMax; ++j)
-    if (j < o.count) load_gain_regs(o.gain[j].data, o.gain[j].dtype, x.cols, g[j]);
+    if (j < o.count) load_gain_regs<kF32>(o.gain[j].data, o.gain[j].dtype, x.cols, g[j]);
   float ss = 0.0f;
 #pragma unroll
   for (int i = 0; i < kRowRegs; ++i) ss += v[i] * v[i];
@@ -204,7 +209,121 @@ __global__ void rms_norm_multi_regs_kernel(Mat x, float eps, NormOuts o) {
   }
 }
 
+// add_rms_norm_pair (ABI 1.4): a MoE layer's feed-forward end, whose
+// unfused sequence is rms_norm(a) into s, add_rms_norm(b into s),
+// add_rms_norm(s into the residual, the next norm): three launches, the
+// last two one after the other where the experts' branch joins.  The
+// arithmetic follows those kernels: s = a * inv_a * a_gain, s = (s + b *
+// inv_b * b_gain) * 1, then add_rms_norm_regs_kernel's on s.  Everything in
+// registers (rows of at most kRowRegs x blockDim.x columns), so out may
+// alias a or b (each thread reads its own columns before writing them).
+template <bool kF32>
+__global__ void add_rms_norm_pair_regs_kernel(Mat a, Gain a_gain, Mat b, Gain b_gain, Gain s_gain, Mat residual,
+                                              float eps, float scale, Gain out_gain, Mat out) {
+  pdl_enter();  // before any global access (pdl.cuh)
+  __shared__ float scratch[32];
+  const int64_t r = blockIdx.x;
+  const float cols = static_cast<float>(a.cols);
+  float av[kRowRegs], bv[kRowRegs], res[kRowRegs], ga[kRowRegs], gb[kRowRegs], gs[kRowRegs], go[kRowRegs];
+  load_row_regs<kF32>(a, r, av);
+  load_row_regs<kF32>(b, r, bv);
+  load_row_regs<kF32>(residual, r, res);
+  // Every gain before the first reduction: a load after it would add a
+  // memory latency per gain to the row's chain.
+  load_gain_regs<kF32>(a_gain.data, a_gain.dtype, a.cols, ga);
+  load_gain_regs<kF32>(b_gain.data, b_gain.dtype, a.cols, gb);
+  load_gain_regs<kF32>(s_gain.data, s_gain.dtype, a.cols, gs);
+  load_gain_regs<kF32>(out_gain.data, out_gain.dtype, a.cols, go);
+  float ssa = 0.0f, ssb = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kRowRegs; ++i) {
+    ssa += av[i] * av[i];
+    ssb += bv[i] * bv[i];
+  }
+  const float inv_a = rsqrtf(block_sum(ssa, scratch) / cols + eps);
+  const float inv_b = rsqrtf(block_sum(ssb, scratch) / cols + eps);
+  // s overwrites av.
+#pragma unroll
+  for (int i = 0; i < kRowRegs; ++i) av[i] = av[i] * inv_a * ga[i];
+  float sss = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kRowRegs; ++i) {
+    av[i] = (av[i] + bv[i] * inv_b * gb[i]) * 1.0f;
+    sss += av[i] * av[i];
+  }
+  const float inv_s = rsqrtf(block_sum(sss, scratch) / cols + eps);
+  float ss_res = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kRowRegs; ++i) {
+    const int64_t c = threadIdx.x + int64_t(i) * blockDim.x;
+    if (c >= a.cols) continue;
+    const float updated = (res[i] + av[i] * inv_s * gs[i]) * scale;
+    mat_store(residual, r, c, updated);
+    res[i] = stored_value(residual.dtype, updated);
+    ss_res += res[i] * res[i];
+  }
+  if (!out.data) return;  // uniform over the block: no thread waits at a barrier alone
+  const float inv_res = rsqrtf(block_sum(ss_res, scratch) / cols + eps);
+#pragma unroll
+  for (int i = 0; i < kRowRegs; ++i) {
+    const int64_t c = threadIdx.x + int64_t(i) * blockDim.x;
+    if (c < a.cols) mat_store(out, r, c, res[i] * inv_res * go[i]);
+  }
+}
+
+// Wider rows: the same passes over global memory; s is recomputed from a and
+// b where it is needed (the same fp32 operations, so the same values).  The
+// block_sum barrier before the last pass orders every read of a and b before
+// out (which may alias them) is written.
+__device__ __forceinline__ float pair_sum(const Mat& a, const Gain& a_gain, float inv_a, const Mat& b,
+                                          const Gain& b_gain, float inv_b, int64_t r, int64_t c) {
+  const float s = mat_load(a, r, c) * inv_a * gain_at(a_gain, c);
+  return (s + mat_load(b, r, c) * inv_b * gain_at(b_gain, c)) * 1.0f;
+}
+
+__global__ void add_rms_norm_pair_kernel(Mat a, Gain a_gain, Mat b, Gain b_gain, Gain s_gain, Mat residual,
+                                         float eps, float scale, Gain out_gain, Mat out) {
+  pdl_enter();  // before any global access (pdl.cuh)
+  __shared__ float scratch[32];
+  const int64_t r = blockIdx.x;
+  const float cols = static_cast<float>(a.cols);
+  float ssa = 0.0f, ssb = 0.0f;
+  for (int64_t c = threadIdx.x; c < a.cols; c += blockDim.x) {
+    const float x = mat_load(a, r, c), y = mat_load(b, r, c);
+    ssa += x * x;
+    ssb += y * y;
+  }
+  const float inv_a = rsqrtf(block_sum(ssa, scratch) / cols + eps);
+  const float inv_b = rsqrtf(block_sum(ssb, scratch) / cols + eps);
+  float sss = 0.0f;
+  for (int64_t c = threadIdx.x; c < a.cols; c += blockDim.x) {
+    const float v = pair_sum(a, a_gain, inv_a, b, b_gain, inv_b, r, c);
+    sss += v * v;
+  }
+  const float inv_s = rsqrtf(block_sum(sss, scratch) / cols + eps);
+  float ss_res = 0.0f;
+  for (int64_t c = threadIdx.x; c < a.cols; c += blockDim.x) {
+    const float branch = pair_sum(a, a_gain, inv_a, b, b_gain, inv_b, r, c) * inv_s * gain_at(s_gain, c);
+    mat_store(residual, r, c, (mat_load(residual, r, c) + branch) * scale);
+    const float stored = mat_load(residual, r, c);
+    ss_res += stored * stored;
+  }
+  if (!out.data) return;  // uniform over the block: no thread waits at a barrier alone
+  const float inv_res = rsqrtf(block_sum(ss_res, scratch) / cols + eps);
+  for (int64_t c = threadIdx.x; c < a.cols; c += blockDim.x)
+    mat_store(out, r, c, mat_load(residual, r, c) * inv_res * gain_at(out_gain, c));
+}
+
 int threads_for(int64_t cols) { return cols >= 1024 ? 256 : 128; }
+
+// Whether every tensor a register kernel reads is F32 (its kF32 instance:
+// device_common.cuh).  Absent gains do not count.
+bool all_f32(std::initializer_list<int32_t> dtypes) {
+  for (int32_t d : dtypes)
+    if (d != SEATRT_DTYPE_F32) return false;
+  return true;
+}
+int32_t gain_dtype(const Gain& g) { return g.data ? g.dtype : SEATRT_DTYPE_F32; }
 
 }  // namespace
 
@@ -212,7 +331,9 @@ int launch_add_rms_norm(Stream s, const Mat& x, Gain x_gain, const Mat& residual
                         Gain out_gain, const Mat& out) {
   if (x.rows == 0 || x.cols == 0) return 0;
   if (x.cols <= int64_t(threads_for(x.cols)) * kRowRegs) {
-    (void)launch_pdl(add_rms_norm_regs_kernel, static_cast<unsigned>(x.rows), threads_for(x.cols), 0, cudaStream_t(s),
+    const bool f32 = all_f32({x.dtype, residual.dtype, gain_dtype(x_gain), gain_dtype(out_gain)});
+    (void)launch_pdl(f32 ? add_rms_norm_regs_kernel<true> : add_rms_norm_regs_kernel<false>,
+        static_cast<unsigned>(x.rows), threads_for(x.cols), 0, cudaStream_t(s),
         x, x_gain, residual, eps, scale, out_gain, out);
     return last_error();
   }
@@ -244,13 +365,30 @@ int launch_rms_norm_rope(Stream s, const View3& x, Gain gain, float eps, const i
 int launch_rms_norm_multi(Stream s, const Mat& x, float eps, const NormOuts& outs) {
   if (x.rows == 0 || x.cols == 0) return 0;
   if (x.cols <= int64_t(threads_for(x.cols)) * kRowRegs) {
-    (void)launch_pdl(rms_norm_multi_regs_kernel, static_cast<unsigned>(x.rows), threads_for(x.cols), 0,
+    bool f32 = x.dtype == SEATRT_DTYPE_F32;
+    for (int j = 0; j < outs.count; ++j) f32 = f32 && gain_dtype(outs.gain[j]) == SEATRT_DTYPE_F32;
+    (void)launch_pdl(f32 ? rms_norm_multi_regs_kernel<true> : rms_norm_multi_regs_kernel<false>,
+                     static_cast<unsigned>(x.rows), threads_for(x.cols), 0,
                      cudaStream_t(s), x, eps, outs);
     return last_error();
   }
   for (int j = 0; j < outs.count; ++j)
     if (int e = launch_rms_norm(s, x, outs.gain[j].data, outs.gain[j].dtype, eps, outs.out[j])) return e;
   return 0;
+}
+
+int launch_add_rms_norm_pair(Stream s, const Mat& a, Gain a_gain, const Mat& b, Gain b_gain, Gain s_gain,
+                             const Mat& residual, float eps, float scale, Gain out_gain, const Mat& out) {
+  if (a.rows == 0 || a.cols == 0) return 0;
+  const int threads = threads_for(a.cols);
+  const bool f32 = all_f32({a.dtype, b.dtype, residual.dtype, gain_dtype(a_gain), gain_dtype(b_gain),
+                            gain_dtype(s_gain), gain_dtype(out_gain)});
+  auto* kernel = a.cols > int64_t(threads) * kRowRegs ? add_rms_norm_pair_kernel
+                 : f32                                ? add_rms_norm_pair_regs_kernel<true>
+                                                      : add_rms_norm_pair_regs_kernel<false>;
+  (void)launch_pdl(kernel, static_cast<unsigned>(a.rows), threads, 0, cudaStream_t(s), a, a_gain, b, b_gain, s_gain,
+                   residual, eps, scale, out_gain, out);
+  return last_error();
 }
 
 }  // namespace seatrt::cuda

@@ -22,6 +22,12 @@ struct Mat {
   int64_t row_stride = 0;
 };
 
+// An optional per-column gain: data NULL = none.
+struct Gain {
+  const void* data = nullptr;
+  int32_t dtype = 0;
+};
+
 // A 3-D view [d0, d1, d2] with the last axis contiguous.
 struct View3 {
   void* data = nullptr;

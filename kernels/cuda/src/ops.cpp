@@ -1,6 +1,6 @@
 // Checks and launches for the element-level ops: elementwise, embedding,
 // rms_norm, glu, rope, gather_rows, router_topk, and the ABI 1.1 fused
-// norms add_rms_norm and rms_norm_rope.
+// norms add_rms_norm and rms_norm_rope, and 1.4's add_rms_norm_pair.
 #include <string>
 
 #include "context.hpp"
@@ -23,20 +23,6 @@ void same_shape(const std::string& op, const char* an, const seatrt_tensor& a, c
   bool same = a.ndim == b.ndim;
   for (int i = 0; same && i < a.ndim; ++i) same = a.shape[i] == b.shape[i];
   if (!same) invalid(op, std::string(an) + " and " + bn + " differ in shape");
-}
-
-// An optional [n] gain vector (NULL weight = none).
-Gain optional_gain(const std::string& op, const char* name, const seatrt_tensor* weight, int64_t n) {
-  if (!weight) return {};
-  const auto& w = need(op, name, weight);
-  need_activation_dtype(op, name, w);
-  need_contiguous(op, name, w);
-  if (numel(w) != n) invalid(op, std::string(name) + " must have N = " + std::to_string(n) + " entries");
-  return Gain{w.data, w.dtype};
-}
-
-void need_eps(const std::string& op, float eps) {
-  if (!(eps >= 0.0f) || !(eps <= 3.4e38f)) invalid(op, "eps must be finite and >= 0");
 }
 
 }  // namespace
@@ -254,6 +240,43 @@ void rms_norm_rope(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_rms
   check(launch_rms_norm_rope(s, vx, gain, a.eps, static_cast<const int32_t*>(pos.data),
                              static_cast<const float*>(f.data), vo),
         "rms_norm_rope launch");
+}
+
+void add_rms_norm_pair(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_add_rms_norm_pair_args* args) {
+  const std::string op = "add_rms_norm_pair";
+  const auto& a = need_args("add_rms_norm_pair", args);
+  if (a.struct_size < sizeof(seatrt_add_rms_norm_pair_args)) invalid(op, "args.struct_size is too small");
+  use_device(ctx);
+  const auto& ta = need(op, "a", a.a);
+  const auto& tb = need(op, "b", a.b);
+  const auto& res = need(op, "residual", a.residual);
+  need_activation_dtype(op, "a", ta);
+  need_activation_dtype(op, "b", tb);
+  need_activation_dtype(op, "residual", res);
+  same_shape(op, "a", ta, "b", tb);
+  same_shape(op, "a", ta, "residual", res);
+  if (tb.dtype != ta.dtype || res.dtype != ta.dtype) invalid(op, "a, b and residual must have one dtype");
+  if (res.data == ta.data || res.data == tb.data) invalid(op, "residual must not alias a or b");
+  const Mat ma = as_mat(op, "a", ta), mb = as_mat(op, "b", tb), mr = as_mat(op, "residual", res);
+  Mat mo;  // data NULL: no last norm
+  Gain out_gain;
+  if (a.out) {
+    const auto& out = need(op, "out", a.out);
+    need_activation_dtype(op, "out", out);
+    same_shape(op, "a", ta, "out", out);
+    if (out.dtype != ta.dtype) invalid(op, "out must have a's dtype");
+    if (out.data == res.data) invalid(op, "out must not alias residual");
+    mo = as_mat(op, "out", out);
+    out_gain = optional_gain(op, "out_weight", a.out_weight, ma.cols);
+  }
+  const Gain a_gain = optional_gain(op, "a_weight", a.a_weight, ma.cols);
+  const Gain b_gain = optional_gain(op, "b_weight", a.b_weight, ma.cols);
+  const Gain s_gain = optional_gain(op, "sum_weight", a.sum_weight, ma.cols);
+  need_eps(op, a.eps);
+  if (!(a.residual_scale == a.residual_scale) || a.residual_scale > 3.4e38f || a.residual_scale < -3.4e38f)
+    invalid(op, "residual_scale must be finite");
+  check(launch_add_rms_norm_pair(s, ma, a_gain, mb, b_gain, s_gain, mr, a.eps, a.residual_scale, out_gain, mo),
+        "add_rms_norm_pair launch");
 }
 
 }  // namespace seatrt::cuda

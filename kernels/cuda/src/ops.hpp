@@ -36,10 +36,12 @@ void gather_rows(seatrt_kernel_context*, seatrt_stream, const seatrt_gather_rows
 void router_topk(seatrt_kernel_context*, seatrt_stream, const seatrt_router_topk_args*);
 void add_rms_norm(seatrt_kernel_context*, seatrt_stream, const seatrt_add_rms_norm_args*);    // ABI 1.1
 void rms_norm_rope(seatrt_kernel_context*, seatrt_stream, const seatrt_rms_norm_rope_args*);  // ABI 1.1
+void add_rms_norm_pair(seatrt_kernel_context*, seatrt_stream, const seatrt_add_rms_norm_pair_args*);  // ABI 1.4
 
 // ops_attention.cpp
 void kv_store(seatrt_kernel_context*, seatrt_stream, const seatrt_kv_store_args*);
 void attention(seatrt_kernel_context*, seatrt_stream, const seatrt_attention_args*);
+void qkv_norm_rope_store(seatrt_kernel_context*, seatrt_stream, const seatrt_qkv_norm_rope_store_args*);  // ABI 1.4
 
 // ops_linear.cpp
 void weight_layouts(seatrt_kernel_context* ctx, int32_t format, int32_t* layouts, int32_t capacity,

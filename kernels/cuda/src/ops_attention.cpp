@@ -1,10 +1,12 @@
-// Checks and launches for the paged KV cache ops: kv_store and attention.
+// Checks and launches for the paged KV cache ops: kv_store, attention and
+// (ABI 1.4) qkv_norm_rope_store.
 #include <cmath>
 #include <cstdint>
 #include <string>
 
 #include "attention_decode.hpp"
 #include "context.hpp"
+#include "fused_norm.hpp"
 #include "ops.hpp"
 #include "prefill.hpp"
 #include "views.hpp"
@@ -152,6 +154,76 @@ void attention(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_attenti
   const size_t ws_bytes = attention_workspace_bytes(p, splits);
   float* ws = ws_bytes ? static_cast<float*>(scratch(ctx, s, ws_bytes)) : nullptr;
   check(launch_attention(s, p, splits, ws), "attention launch");
+}
+
+// ABI 1.4: q's, k's and v's per-head norms, RoPE and the store, checked as
+// rms_norm_rope and kv_store check theirs.
+void qkv_norm_rope_store(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_qkv_norm_rope_store_args* args) {
+  const std::string op = "qkv_norm_rope_store";
+  if (!args) invalid(op, "args is NULL");
+  if (args->struct_size < sizeof(seatrt_qkv_norm_rope_store_args)) invalid(op, "args.struct_size is too small");
+  if (!args->cache) invalid(op, "cache is NULL");
+  use_device(ctx);
+  const seatrt_qkv_norm_rope_store_args& a = *args;
+  const seatrt_kv_layer& c = *a.cache;
+  const bool two = check_cache(op, c);
+  const auto& q = need(op, "q", a.q);
+  const auto& k = need(op, "k", a.k);
+  need_activation_dtype(op, "q", q);
+  need_activation_dtype(op, "k", k);
+  if (k.dtype != q.dtype) invalid(op, "q and k must have one dtype");
+  QkvStoreProblem p;
+  p.q = as_view3(op, "q", q);
+  p.k = as_view3(op, "k", k);
+  const int64_t dim = p.q.d2;
+  if (p.k.d0 != p.q.d0) invalid(op, "k must have q's T rows");
+  if (p.k.d2 != dim) invalid(op, "k must have q's head dim");
+  if (dim % 2 != 0) invalid(op, "head dim must be even");
+  // The block kernel stages five arrays of D floats in shared memory (48 KiB).
+  if (dim > 2048) unsupported(op, "head dim above 2048");
+  if (p.k.d1 != c.k_cache.shape[2] || dim != c.k_cache.shape[3])
+    invalid(op, "k must be [T, kv_heads, head_dim] of the cache");
+  if (p.k.d1 * dim > INT32_MAX) unsupported(op, "kv_heads x head_dim above 2^31 elements per token");
+  if (q.data == k.data) invalid(op, "q must not alias k");
+  if (a.v) {
+    if (!two) invalid(op, "v given for a layer that stores one tensor");
+    const auto& v = need(op, "v", a.v);
+    need_activation_dtype(op, "v", v);
+    if (v.dtype != q.dtype) invalid(op, "v must have q's dtype");
+    p.v = as_view3(op, "v", v);
+    if (p.v.d0 != p.k.d0 || p.v.d1 != p.k.d1 || p.v.d2 != dim) invalid(op, "v must have k's shape");
+    if (q.data == v.data) invalid(op, "q must not alias v");
+  }
+  if (q.data == c.k_cache.data || (two && q.data == c.v_cache.data)) invalid(op, "q must not alias the cache");
+  const auto& pos = need(op, "positions", a.positions);
+  need_dtype(op, "positions", pos, SEATRT_DTYPE_I32);
+  need_contiguous(op, "positions", pos);
+  if (numel(pos) != p.q.d0) invalid(op, "positions must have T entries");
+  const auto& f = need(op, "inv_freq", a.inv_freq);
+  need_dtype(op, "inv_freq", f, SEATRT_DTYPE_F32);
+  need_contiguous(op, "inv_freq", f);
+  if (numel(f) != dim / 2) invalid(op, "inv_freq must have D/2 entries");
+  const auto& slots = need(op, "slot_mapping", a.slot_mapping);
+  need_dtype(op, "slot_mapping", slots, SEATRT_DTYPE_I64);
+  need_contiguous(op, "slot_mapping", slots);
+  if (numel(slots) != p.q.d0) invalid(op, "slot_mapping must have T entries");
+  p.q_gain = optional_gain(op, "q_weight", a.q_weight, dim);
+  p.k_gain = optional_gain(op, "k_weight", a.k_weight, dim);
+  p.v_gain = optional_gain(op, "v_weight", a.v_weight, dim);
+  need_eps(op, a.eps);
+  p.eps = a.eps;
+  p.positions = static_cast<const int32_t*>(pos.data);
+  p.inv_freq = static_cast<const float*>(f.data);
+  p.slots = static_cast<const int64_t*>(slots.data);
+  p.k_cache = c.k_cache.data;
+  p.v_cache = two ? c.v_cache.data : nullptr;
+  p.cache_dtype = c.k_cache.dtype;
+  p.num_slots = c.k_cache.shape[0] * c.k_cache.shape[1];
+  // Scales apply to F8 caches only ("1.0 otherwise", kernels.h).
+  const bool f8 = p.cache_dtype == SEATRT_DTYPE_F8_E4M3;
+  p.k_scale = f8 ? c.k_scale : 1.0f;
+  p.v_scale = f8 ? c.v_scale : 1.0f;
+  check(launch_qkv_norm_rope_store(s, p), "qkv_norm_rope_store launch");
 }
 
 }  // namespace seatrt::cuda

@@ -105,6 +105,8 @@ SEATRT_CUDA_OP(rms_norm_rope, seatrt_rms_norm_rope_args)
 SEATRT_CUDA_OP(linear_multi, seatrt_linear_multi_args)
 SEATRT_CUDA_OP(linear_glu, seatrt_linear_glu_args)
 SEATRT_CUDA_OP(rms_norm_multi, seatrt_rms_norm_multi_args)
+SEATRT_CUDA_OP(qkv_norm_rope_store, seatrt_qkv_norm_rope_store_args)
+SEATRT_CUDA_OP(add_rms_norm_pair, seatrt_add_rms_norm_pair_args)
 #undef SEATRT_CUDA_OP
 
 seatrt_status* graph_begin(seatrt_kernel_context* ctx, seatrt_stream s) {
@@ -161,6 +163,8 @@ seatrt_kernel_api make_table() {
   t.linear_multi = linear_multi;
   t.linear_glu = linear_glu;
   t.rms_norm_multi = rms_norm_multi;
+  t.qkv_norm_rope_store = qkv_norm_rope_store;
+  t.add_rms_norm_pair = add_rms_norm_pair;
   return t;
 }
 

@@ -93,4 +93,18 @@ void need_contiguous(const std::string& op, const char* name, const seatrt_tenso
   }
 }
 
+// An optional [n] gain vector (NULL weight = none).
+Gain optional_gain(const std::string& op, const char* name, const seatrt_tensor* weight, int64_t n) {
+  if (!weight) return {};
+  const auto& w = need(op, name, weight);
+  need_activation_dtype(op, name, w);
+  need_contiguous(op, name, w);
+  if (numel(w) != n) invalid(op, std::string(name) + " must have N = " + std::to_string(n) + " entries");
+  return Gain{w.data, w.dtype};
+}
+
+void need_eps(const std::string& op, float eps) {
+  if (!(eps >= 0.0f) || !(eps <= 3.4e38f)) invalid(op, "eps must be finite and >= 0");
+}
+
 }  // namespace seatrt::cuda

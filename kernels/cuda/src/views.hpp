@@ -35,6 +35,12 @@ void need_activation_dtype(const std::string& op, const char* name, const seatrt
 void need_dtype(const std::string& op, const char* name, const seatrt_tensor& t, int32_t dtype);
 void need_contiguous(const std::string& op, const char* name, const seatrt_tensor& t);
 
+// An optional [n] gain vector (NULL weight = none): present, an activation
+// dtype, contiguous, n entries.
+Gain optional_gain(const std::string& op, const char* name, const seatrt_tensor* weight, int64_t n);
+// eps of a norm: finite and >= 0.
+void need_eps(const std::string& op, float eps);
+
 // Checks one Linear weight (formats and layouts this provider reads) and
 // says how the kernels read it (ops_linear.cpp).
 WeightRef weight_ref(const std::string& op, const std::string& name, const seatrt_linear_weight& w);

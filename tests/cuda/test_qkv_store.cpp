@@ -1,0 +1,215 @@
+// qkv_norm_rope_store (ABI 1.4) on the CUDA provider against the CPU
+// provider's unfused sequence (rms_norm_rope of q, rms_norm of v or of the
+// raw k, rms_norm_rope of k, kv_store) on fresh random inputs, at the
+// Gemma-4 shapes: sliding layers (16 q / 8 kv heads x 256, own v) and full
+// layers (16 / 2 x 512, v from the raw k), proportional RoPE (upper
+// frequencies zero), caches in F32, BF16 and fp8 (scales != 1).  Every cache
+// slot is compared, including those the tokens skip (-1) or do not reach.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "harness.hpp"
+
+using namespace seatrt_test;
+
+namespace {
+
+template <typename T>
+std::vector<uint8_t> raw_bytes(const std::vector<T>& v) {
+  const auto* p = reinterpret_cast<const uint8_t*>(v.data());
+  return std::vector<uint8_t>(p, p + v.size() * sizeof(T));
+}
+
+// E4M3 (bias 7, no infinities, 0x7f / 0xff NaN) to float.
+float from_e4m3(uint8_t b) {
+  const float sign = (b & 0x80) ? -1.0f : 1.0f;
+  const int e = (b >> 3) & 0xF, m = b & 7;
+  if (e == 15 && m == 7) return std::nanf("");
+  if (e == 0) return sign * std::ldexp(static_cast<float>(m) / 8.0f, -6);
+  return sign * std::ldexp(1.0f + static_cast<float>(m) / 8.0f, e - 7);
+}
+
+std::vector<float> cache_values(Provider& p, const seatrt_tensor& t) {
+  if (t.dtype != SEATRT_DTYPE_F8_E4M3) return p.download_f32(t);
+  const std::vector<uint8_t> raw = p.download(t);
+  std::vector<float> out(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) out[i] = from_e4m3(raw[i]);
+  return out;
+}
+
+// fp8 caches: the two providers may round an fp32 value a last bit apart
+// before quantising, which near a rounding tie moves it one E4M3 step (1/8
+// of its magnitude).  So: at most one step anywhere, and such steps rare.
+void check_cache(const std::vector<float>& got, const std::vector<float>& want, int32_t dtype) {
+  REQUIRE(got.size() == want.size());
+  if (dtype != SEATRT_DTYPE_F8_E4M3) {
+    CHECK(rel_error(got, want) <= (dtype == SEATRT_DTYPE_BF16 ? 1e-2 : 1e-4));
+    return;
+  }
+  size_t off_by_step = 0, wrong = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::memcmp(&got[i], &want[i], sizeof(float)) == 0) continue;
+    const float mag = std::max(std::fabs(got[i]), std::fabs(want[i]));
+    if (std::isfinite(got[i]) && std::fabs(got[i] - want[i]) <= mag * 0.125f + 1e-3f) {
+      ++off_by_step;
+    } else {
+      ++wrong;
+    }
+  }
+  CHECK(wrong == 0);
+  CHECK(off_by_step * 100 <= got.size());
+}
+
+struct Shape {
+  int64_t q_heads, kv_heads, dim;
+  bool own_v;
+};
+
+struct Case {
+  Shape shape;
+  int64_t tokens;
+  int32_t act_dtype;
+  int32_t cache_dtype;
+  bool gains;
+};
+
+void run(const Case& c) {
+  const int64_t T = c.tokens, hq = c.shape.q_heads, hkv = c.shape.kv_heads, d = c.shape.dim;
+  const int64_t block_size = 16, num_blocks = (T + 40) / block_size + 2, slots_total = num_blocks * block_size;
+  INFO("T " << T << " heads " << hq << "/" << hkv << " D " << d << " own v " << c.shape.own_v << " act dtype "
+            << c.act_dtype << " cache dtype " << c.cache_dtype << " gains " << c.gains);
+  // Distinct slots in a shuffled order, one token skipped (-1).
+  std::vector<int64_t> slots(static_cast<size_t>(slots_total));
+  std::iota(slots.begin(), slots.end(), 0);
+  std::shuffle(slots.begin(), slots.end(), rng());
+  slots.resize(static_cast<size_t>(T));
+  if (T > 2) slots[1] = -1;
+  std::vector<int32_t> pos(static_cast<size_t>(T));
+  for (auto& p : pos) p = static_cast<int32_t>(rng()() % 131072);
+  std::vector<float> f(static_cast<size_t>(d / 2));
+  for (size_t i = 0; i < f.size(); ++i)
+    f[i] = i >= f.size() / 4 && d == 512 ? 0.0f
+                                         : std::pow(10000.0f, -2.0f * static_cast<float>(i) / static_cast<float>(d));
+
+  Pair q = both_random(c.act_dtype, {T, hq, d}, 3.0f), k = both_random(c.act_dtype, {T, hkv, d}, 2.0f);
+  Pair v = both_random(c.act_dtype, {T, hkv, d}, 1.5f);
+  Pair v_normed = both_empty(c.act_dtype, {T, hkv, d});
+  Pair qw = both_random(SEATRT_DTYPE_F32, {d}), kw = both_random(SEATRT_DTYPE_F32, {d});
+  Pair vw = both_random(SEATRT_DTYPE_F32, {d});
+  Pair p = both(raw_bytes(pos), SEATRT_DTYPE_I32, {T}), fr = both(raw_bytes(f), SEATRT_DTYPE_F32, {d / 2});
+  Pair sm = both(raw_bytes(slots), SEATRT_DTYPE_I64, {T});
+  const std::vector<int64_t> cshape = {num_blocks, block_size, hkv, d};
+  const size_t cache_bytes = static_cast<size_t>(count(cshape)) * elem_bytes(c.cache_dtype);
+  // The untouched slots must survive: F32/BF16 caches start as random
+  // values, fp8 ones as a pattern of finite codes.
+  std::vector<uint8_t> init = c.cache_dtype == SEATRT_DTYPE_F8_E4M3 ? std::vector<uint8_t>(cache_bytes, 0x3a)
+                                                                     : random_values(count(cshape), c.cache_dtype);
+  Pair kc = both(init, c.cache_dtype, cshape), vc = both(init, c.cache_dtype, cshape);
+  const bool f8 = c.cache_dtype == SEATRT_DTYPE_F8_E4M3;
+  const auto layer = [&](seatrt_tensor& kt, seatrt_tensor& vt) {
+    seatrt_kv_layer l{};
+    l.struct_size = sizeof(l);
+    l.block_size = static_cast<int32_t>(block_size);
+    l.k_cache = kt;
+    l.v_cache = vt;
+    l.k_scale = f8 ? 0.5f : 1.0f;
+    l.v_scale = f8 ? 2.0f : 1.0f;
+    return l;
+  };
+  seatrt_kv_layer lc = layer(kc.cuda, vc.cuda), lp = layer(kc.cpu, vc.cpu);
+  const float eps = 1e-6f;
+
+  const std::vector<uint8_t> k_before = cuda().download(k.cuda), v_before = cuda().download(v.cuda);
+  // CUDA: the fused operation.
+  seatrt_qkv_norm_rope_store_args a{sizeof(a),
+                                    eps,
+                                    &q.cuda,
+                                    &k.cuda,
+                                    c.shape.own_v ? &v.cuda : nullptr,
+                                    c.gains ? &qw.cuda : nullptr,
+                                    c.gains ? &kw.cuda : nullptr,
+                                    c.gains ? &vw.cuda : nullptr,
+                                    &p.cuda,
+                                    &fr.cuda,
+                                    &sm.cuda,
+                                    &lc};
+  ok(cuda().api().qkv_norm_rope_store(cuda().ctx(), cuda().stream(), &a), "cuda qkv_norm_rope_store");
+
+  // CPU: the unfused sequence, v normed from v or from the raw k first.
+  const auto& cp = cpu().api();
+  seatrt_rms_norm_rope_args rq{sizeof(rq), &q.cpu, c.gains ? &qw.cpu : nullptr, eps, 0, &p.cpu, &fr.cpu, &q.cpu};
+  ok(cp.rms_norm_rope(cpu().ctx(), cpu().stream(), &rq), "cpu q");
+  seatrt_rms_norm_args rv{sizeof(rv), c.shape.own_v ? &v.cpu : &k.cpu, c.gains ? &vw.cpu : nullptr, eps, &v_normed.cpu};
+  ok(cp.rms_norm(cpu().ctx(), cpu().stream(), &rv), "cpu v");
+  seatrt_rms_norm_rope_args rk{sizeof(rk), &k.cpu, c.gains ? &kw.cpu : nullptr, eps, 0, &p.cpu, &fr.cpu, &k.cpu};
+  ok(cp.rms_norm_rope(cpu().ctx(), cpu().stream(), &rk), "cpu k");
+  seatrt_kv_store_args st{sizeof(st), &k.cpu, &v_normed.cpu, &sm.cpu, &lp};
+  ok(cp.kv_store(cpu().ctx(), cpu().stream(), &st), "cpu kv_store");
+  cuda().sync();
+
+  CHECK(rel_error(cuda().download_f32(q.cuda), cpu().download_f32(q.cpu)) <=
+        (c.act_dtype == SEATRT_DTYPE_BF16 ? 1e-2 : 1e-4));
+  check_cache(cache_values(cuda(), kc.cuda), cache_values(cpu(), kc.cpu), c.cache_dtype);
+  check_cache(cache_values(cuda(), vc.cuda), cache_values(cpu(), vc.cpu), c.cache_dtype);
+  // k and v are only read.
+  CHECK(cuda().download(k.cuda) == k_before);
+  CHECK(cuda().download(v.cuda) == v_before);
+}
+
+const Shape kSliding{16, 8, 256, true};
+const Shape kFull{16, 2, 512, false};
+
+}  // namespace
+
+TEST_CASE("qkv_norm_rope_store equals the unfused sequence: decode rows (a block per row)") {
+  REQUIRE(SEATRT_HAS_FIELD(&cuda().api(), seatrt_kernel_api, qkv_norm_rope_store));
+  REQUIRE(cuda().api().qkv_norm_rope_store != nullptr);
+  for (const Shape& s : {kSliding, kFull})
+    for (int32_t cache : {SEATRT_DTYPE_F8_E4M3, SEATRT_DTYPE_BF16, SEATRT_DTYPE_F32})
+      for (int64_t T : {1, 5, 32}) run({s, T, SEATRT_DTYPE_F32, cache, true});
+  run({kSliding, 5, SEATRT_DTYPE_F32, SEATRT_DTYPE_F8_E4M3, false});
+  run({kFull, 3, SEATRT_DTYPE_BF16, SEATRT_DTYPE_BF16, true});
+}
+
+TEST_CASE("qkv_norm_rope_store equals the unfused sequence: prompt rows (a warp per row)") {
+  // 300 x 24 and 300 x 18 rows: past the 4,096 rows where the warp kernel starts.
+  for (const Shape& s : {kSliding, kFull}) {
+    run({s, 300, SEATRT_DTYPE_F32, SEATRT_DTYPE_F8_E4M3, true});
+    run({s, 300, SEATRT_DTYPE_BF16, SEATRT_DTYPE_BF16, true});
+  }
+  run({kSliding, 300, SEATRT_DTYPE_F32, SEATRT_DTYPE_F32, false});
+}
+
+TEST_CASE("qkv_norm_rope_store refuses bad arguments and writes nothing") {
+  const int64_t T = 2, d = 8;
+  Pair q = both_random(SEATRT_DTYPE_F32, {T, 2, d}), k = both_random(SEATRT_DTYPE_F32, {T, 1, d});
+  std::vector<int32_t> pos = {3, 4};
+  std::vector<int64_t> slots = {0, 1};
+  Pair p = both(raw_bytes(pos), SEATRT_DTYPE_I32, {T}), fr = both_random(SEATRT_DTYPE_F32, {d / 2});
+  Pair short_fr = both_random(SEATRT_DTYPE_F32, {d / 2 - 1});
+  Pair sm = both(raw_bytes(slots), SEATRT_DTYPE_I64, {T});
+  Pair kc = both_random(SEATRT_DTYPE_F32, {1, 4, 1, d}), vc = both_random(SEATRT_DTYPE_F32, {1, 4, 1, d});
+  seatrt_kv_layer one{sizeof(one), 4, 0, kc.cuda, {}, 1.0f, 1.0f};
+  seatrt_kv_layer two{sizeof(two), 4, 0, kc.cuda, vc.cuda, 1.0f, 1.0f};
+  const std::vector<uint8_t> q_before = cuda().download(q.cuda), k_cache_before = cuda().download(kc.cuda);
+  const auto call = [&](seatrt_tensor* qt, const seatrt_tensor* kt, const seatrt_tensor* vt, const seatrt_tensor* f,
+                        seatrt_kv_layer* l, float eps) {
+    seatrt_qkv_norm_rope_store_args a{sizeof(a), eps, qt, kt, vt, nullptr, nullptr, nullptr, &p.cuda, f, &sm.cuda, l};
+    return code_of(cuda().api().qkv_norm_rope_store(cuda().ctx(), cuda().stream(), &a));
+  };
+  CHECK(call(&q.cuda, &q.cuda, nullptr, &fr.cuda, &two, 1e-6f) == SEATRT_ERR_INVALID_ARG);   // q aliases k
+  CHECK(call(&q.cuda, &k.cuda, &k.cuda, &fr.cuda, &one, 1e-6f) == SEATRT_ERR_INVALID_ARG);   // v for a one-tensor cache
+  CHECK(call(&q.cuda, &k.cuda, nullptr, &short_fr.cuda, &two, 1e-6f) == SEATRT_ERR_INVALID_ARG);  // inv_freq D/2 - 1
+  CHECK(call(&q.cuda, &k.cuda, nullptr, &fr.cuda, &two, -1.0f) == SEATRT_ERR_INVALID_ARG);   // eps < 0
+  CHECK(call(&q.cuda, &k.cuda, nullptr, &fr.cuda, nullptr, 1e-6f) == SEATRT_ERR_INVALID_ARG);  // no cache
+  cuda().sync();
+  CHECK(cuda().download(q.cuda) == q_before);
+  CHECK(cuda().download(kc.cuda) == k_cache_before);
+  // The same arguments with every fault removed are accepted (the checks
+  // above failed for their fault, not for the setup).
+  CHECK(call(&q.cuda, &k.cuda, nullptr, &fr.cuda, &two, 1e-6f) == SEATRT_OK);
+}
