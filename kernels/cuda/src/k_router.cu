@@ -98,13 +98,21 @@ __global__ void router_warp_kernel(Mat logits, int32_t top_k, bool renormalize, 
   const int lane = static_cast<int>(threadIdx.x);
   const int64_t r = blockIdx.x;
   const int E = static_cast<int>(logits.cols);
-  float p[kPer];
+  float p[kPer], scale[kPer];
   float mx = -INFINITY;
 #pragma unroll
   for (int i = 0; i < kPer; ++i) {
     const int e = lane + 32 * i;
     p[i] = e < E ? mat_load(logits, r, e) : -INFINITY;
     mx = fmaxf(mx, p[i]);
+  }
+  // The per-expert scales with the logits (a load of the chosen one after
+  // the rounds would add a memory latency to the row's chain); lane j takes
+  // its chosen expert's from the lane holding it.
+#pragma unroll
+  for (int i = 0; i < kPer; ++i) {
+    const int e = lane + 32 * i;
+    scale[i] = pes && e < E ? load_as_float(pes, pes_dtype, e) : 1.0f;
   }
   for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
   float sum = 0.0f;
@@ -136,10 +144,16 @@ __global__ void router_warp_kernel(Mat logits, int32_t top_k, bool renormalize, 
     if (lane == j) { mine = v; mine_id = idx; }
     total += v;
   }
+  float chosen_scale = 1.0f;
+#pragma unroll
+  for (int i = 0; i < kPer; ++i) {
+    const float s = __shfl_sync(0xffffffffu, scale[i], mine_id & 31);
+    if ((mine_id >> 5) == i) chosen_scale = s;
+  }
   if (lane < top_k) {
     float w = mine;
     if (renormalize) w = total > 0.0f ? w / total : 0.0f;
-    if (pes) w *= load_as_float(pes, pes_dtype, mine_id);
+    if (pes) w *= chosen_scale;
     ids[r * top_k + lane] = mine_id;
     weights[r * top_k + lane] = w;
   }
