@@ -269,7 +269,11 @@ seatrt_tensor Model::fold_router_scale(const seatrt_tensor& router_scale) {
 //   end, q/k norms carry their rope, each norm-add(-scale)(-norm) chain
 //   (after attention, the expert branch, the layer's end) is one add_rms_norm;
 //   an ABI 1.2 provider: 17 -- q/k/v one linear_multi, gate/up/glu one
-//   linear_glu, the router's and the experts' input norms one rms_norm_multi.
+//   linear_glu, the router's and the experts' input norms one rms_norm_multi;
+//   an ABI 1.4 provider: 14 -- q/k/v's norms, RoPE and the KV store one
+//   qkv_norm_rope_store; 12 with SEATRT_GEMMA4_FUSED=pair, where the
+//   feed-forward end (both branches' norms, their sum's, the residual add and
+//   the next norm) is one add_rms_norm_pair (measured no faster: kernel_ops.hpp).
 void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
   const int64_t t = b.num_tokens;
   if (t <= 0 || t > max_tokens_)
@@ -323,19 +327,26 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
     const seatrt_linear_weight* qkv_w[3] = {w.q_proj, w.k_proj, w.v_proj};
     seatrt_tensor* qkv_out[3] = {&q2, &k2, &v2};
     ops.linear_multi(x, w.v_proj ? 3 : 2, qkv_w, qkv_out);
-    if (fork_q) order(side_, stream);  // q, k and v are ready
-    (fork_q ? side : ops).rms_norm_rope(q3, &w.q_norm, eps, *b.positions, w.inv_freq);
-    if (w.v_proj) {
-      ops.rms_norm(v_rows, nullptr, eps, v_rows);
-    } else {
-      ops.rms_norm(k_rows, nullptr, eps, v_rows);  // from the raw k, before k is normed
-    }
-    ops.rms_norm_rope(k3, &w.k_norm, eps, *b.positions, w.inv_freq);
     // Sliding layers may be paged in their own pool (appended batch fields).
     const bool own_pool = g.window > 0 && b.struct_size >= offsetof(seatrt_forward_batch, window_slot_mapping) + sizeof(b.window_slot_mapping) &&
                           b.window_block_tables && b.window_slot_mapping;
-    ops.kv_store(k3, v3, own_pool ? *b.window_slot_mapping : *b.slot_mapping, &b.kv_layers[li]);
-    if (fork_q) order(stream, side_);  // join: q normed and rotated
+    const seatrt_tensor& slots = own_pool ? *b.window_slot_mapping : *b.slot_mapping;
+    if (ops.has_qkv_norm_rope_store()) {
+      // ABI 1.4: the three norms, both RoPEs and the store in one call.
+      ops.qkv_norm_rope_store(q3, k3, w.v_proj ? &v3 : nullptr, &w.q_norm, &w.k_norm, nullptr, eps, *b.positions,
+                              w.inv_freq, slots, &b.kv_layers[li]);
+    } else {
+      if (fork_q) order(side_, stream);  // q, k and v are ready
+      (fork_q ? side : ops).rms_norm_rope(q3, &w.q_norm, eps, *b.positions, w.inv_freq);
+      if (w.v_proj) {
+        ops.rms_norm(v_rows, nullptr, eps, v_rows);
+      } else {
+        ops.rms_norm(k_rows, nullptr, eps, v_rows);  // from the raw k, before k is normed
+      }
+      ops.rms_norm_rope(k3, &w.k_norm, eps, *b.positions, w.inv_freq);
+      ops.kv_store(k3, v3, slots, &b.kv_layers[li]);
+      if (fork_q) order(stream, side_);  // join: q normed and rotated
+    }
     seatrt_tensor attn3 = f32(ws_.attn, {t, nq, d}), attn2 = f32(ws_.attn, {t, nq * d});
     seatrt_attention_args a{};
     a.struct_size = sizeof(a);
@@ -362,7 +373,13 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
     seatrt_tensor gate = f32(ws_.mlp_gate, {t, inter}), up = f32(ws_.mlp_up, {t, inter}),
                   act = f32(ws_.mlp_act, {t, inter});
     seatrt_tensor m1 = f32(ws_.m1, {t, hs});  // MoE: dense branch + expert branch, each normed
-    seatrt_tensor* ff_out = &branch;            // the feed-forward output before post_feedforward_layernorm
+    const bool last = li + 1 == c_.num_layers;
+    const seatrt_tensor* next_norm = last ? &final_norm_ : &layers_[static_cast<std::size_t>(li) + 1].input_norm;
+    const bool want_x = !last || b.num_logits > 0;
+    // ABI 1.4 add_rms_norm_pair (only when asked, kernel_ops.hpp): the dense
+    // branch's norm, the expert branch's, their sum's and the layer's end
+    // below in one call after the join.
+    const bool pair = c_.moe && ops.has_add_rms_norm_pair();
     // Fork: the experts' branch (on `side`) reads h, ready here; the dense
     // MLP stays on `stream`.  They meet again before the expert branch's norm.
     if (c_.moe) order(side_, stream);
@@ -370,7 +387,7 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
     ops.linear(act, w.down_proj, branch);
     if (c_.moe) {
       const int64_t e = c_.num_experts, k = c_.top_k;
-      ops.rms_norm(branch, &w.post_ff_norm_1, eps, m1);
+      if (!pair) ops.rms_norm(branch, &w.post_ff_norm_1, eps, m1);
       // Router on the un-normed residual: RMSNorm with the folded
       // scale x H^-1/2 weight (fold_router_scale); it and the experts'
       // input are norms of h with two gains, one call (ABI 1.2
@@ -386,19 +403,23 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
       side.linear(r, w.router_proj, logits);
       side.router_topk(logits, c_.top_k, &w.per_expert_scale, ids, weights);
       side.moe(c_.num_experts, ein, ids, weights, w.expert_gate.data(), w.expert_up.data(), w.expert_down.data(), eout);
-      order(stream, side_);  // join: eout and m1 both ready on `stream`
-      ops.add_rms_norm(eout, &w.post_ff_norm_2, m1, eps, 1.0f, nullptr, nullptr);  // m1 += norm_2(eout)
-      ff_out = &m1;
+      order(stream, side_);  // join: eout and the dense branch both ready on `stream`
       trace(li, "router_ids", ids);
       trace(li, "router_weights", weights);
+      // h = (h + post_feedforward_layernorm(norm_1(dense) + norm_2(eout))) x
+      // layer_scalar, and x = the next layer's input norm of h (the final
+      // norm after the last layer, when logits are wanted).
+      if (pair) {
+        ops.add_rms_norm_pair(branch, &w.post_ff_norm_1, eout, &w.post_ff_norm_2, &w.post_ff_norm, h, eps,
+                              w.layer_scalar, next_norm, want_x ? &x : nullptr);
+      } else {
+        ops.add_rms_norm(eout, &w.post_ff_norm_2, m1, eps, 1.0f, nullptr, nullptr);  // m1 += norm_2(eout)
+        ops.add_rms_norm(m1, &w.post_ff_norm, h, eps, w.layer_scalar, next_norm, want_x ? &x : nullptr);
+      }
+    } else {
+      // The same for the dense MLP alone.
+      ops.add_rms_norm(branch, &w.post_ff_norm, h, eps, w.layer_scalar, next_norm, want_x ? &x : nullptr);
     }
-    // h = (h + post_feedforward_layernorm(ff_out)) * layer_scalar, and x =
-    // the next layer's input norm of h (the final norm after the last layer,
-    // when logits are wanted).
-    const bool last = li + 1 == c_.num_layers;
-    const seatrt_tensor* next_norm = last ? &final_norm_ : &layers_[static_cast<std::size_t>(li) + 1].input_norm;
-    const bool want_x = !last || b.num_logits > 0;
-    ops.add_rms_norm(*ff_out, &w.post_ff_norm, h, eps, w.layer_scalar, next_norm, want_x ? &x : nullptr);
     trace(li, "hidden", h);
   }
 

@@ -22,9 +22,14 @@ class Ops {
  public:
   // SEATRT_GEMMA4_FUSED=0 (read per forward, a switch for tests and
   // benchmarks) runs the unfused sequences even where the provider has the
-  // ABI 1.1/1.2 fused operations.
+  // ABI 1.1-1.4 fused operations; SEATRT_GEMMA4_FUSED=1.3 leaves out
+  // qkv_norm_rope_store too.  add_rms_norm_pair is used only with
+  // SEATRT_GEMMA4_FUSED=pair: on the H200 it was no faster than its
+  // sequence (batch-1 step 3.856 against 3.816 ms, 2026-12-01 12:27 UTC),
+  // whose first norm runs beside the experts on the dense branch's stream.
   Ops(const seatrt_kernel_api* k, seatrt_kernel_context* ctx, seatrt_stream stream)
-      : k_(k), ctx_(ctx), s_(stream), fused_allowed_(fused_allowed()) {}
+      : k_(k), ctx_(ctx), s_(stream), fused_allowed_(fused_allowed()), qkv_allowed_(fused_setting() != "1.3"),
+        pair_allowed_(fused_setting() == "pair") {}
 
   void embedding(const seatrt_tensor& ids, const seatrt_tensor& table, float scale, seatrt_tensor& out) const {
     seatrt_embedding_args a{sizeof(a), &ids, &table, scale, &out};
@@ -157,6 +162,32 @@ class Ops {
     }
     for (int32_t i = 0; i < count; ++i) rms_norm(x, weights[i], eps, *outs[i]);
   }
+  // ABI 1.4 qkv_norm_rope_store: q <- rope(rmsnorm(q) * q_w) in place; the
+  // cache at slots <- rope(rmsnorm(k) * k_w) and rmsnorm(v, or the raw k
+  // when v is NULL) * v_w.  Only when has_qkv_norm_rope_store(); the caller
+  // runs the sequence otherwise (it needs k and v as scratch).
+  bool has_qkv_norm_rope_store() const {
+    return fused_allowed_ && qkv_allowed_ && SEATRT_HAS_FIELD(k_, seatrt_kernel_api, qkv_norm_rope_store) && k_->qkv_norm_rope_store;
+  }
+  void qkv_norm_rope_store(seatrt_tensor& q, const seatrt_tensor& k, const seatrt_tensor* v, const seatrt_tensor* q_w,
+                           const seatrt_tensor* k_w, const seatrt_tensor* v_w, float eps, const seatrt_tensor& positions,
+                           const seatrt_tensor& inv_freq, const seatrt_tensor& slots, seatrt_kv_layer* cache) const {
+    seatrt_qkv_norm_rope_store_args a{sizeof(a), eps, &q, &k, v, q_w, k_w, v_w, &positions, &inv_freq, &slots, cache};
+    call(k_->qkv_norm_rope_store, a, "qkv_norm_rope_store");
+  }
+  // ABI 1.4 add_rms_norm_pair: residual <- (residual + rmsnorm(rmsnorm(a) *
+  // a_w + rmsnorm(b) * b_w) * s_w) * scale; then, if out, out <-
+  // rmsnorm(residual) * out_w.  Only when has_add_rms_norm_pair(); the
+  // caller runs rms_norm and two add_rms_norm otherwise.
+  bool has_add_rms_norm_pair() const {
+    return fused_allowed_ && pair_allowed_ && SEATRT_HAS_FIELD(k_, seatrt_kernel_api, add_rms_norm_pair) && k_->add_rms_norm_pair;
+  }
+  void add_rms_norm_pair(const seatrt_tensor& a, const seatrt_tensor* a_w, const seatrt_tensor& b,
+                         const seatrt_tensor* b_w, const seatrt_tensor* s_w, seatrt_tensor& residual, float eps,
+                         float scale, const seatrt_tensor* out_w, seatrt_tensor* out) const {
+    seatrt_add_rms_norm_pair_args args{sizeof(args), eps, &a, a_w, &b, b_w, s_w, &residual, scale, 0, out_w, out};
+    call(k_->add_rms_norm_pair, args, "add_rms_norm_pair");
+  }
   void sync() const {
     if (k_->stream_sync) sdk::throw_if_error(k_->stream_sync(ctx_, s_));
   }
@@ -165,6 +196,10 @@ class Ops {
   static bool fused_allowed() {
     const char* v = std::getenv("SEATRT_GEMMA4_FUSED");
     return v == nullptr || std::string(v) != "0";
+  }
+  static std::string fused_setting() {
+    const char* v = std::getenv("SEATRT_GEMMA4_FUSED");
+    return v ? v : "";
   }
   template <typename Fn, typename Args>
   void call(Fn fn, const Args& args, const char* name) const {
@@ -181,6 +216,8 @@ class Ops {
   seatrt_kernel_context* ctx_;
   seatrt_stream s_;
   bool fused_allowed_;
+  bool qkv_allowed_;   // qkv_norm_rope_store
+  bool pair_allowed_;  // add_rms_norm_pair
 };
 
 }  // namespace seatrt::gemma4
