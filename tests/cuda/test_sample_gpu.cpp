@@ -181,11 +181,11 @@ void compare_batch(int64_t B, int64_t V, Tally& tally) {
   }
 }
 
-seatrt_sampling_row timing_row(int32_t top_k) {
+seatrt_sampling_row timing_row(int32_t top_k, float top_p) {
   seatrt_sampling_row r{};
   r.struct_size = sizeof r;
   r.temperature = 0.8f;
-  r.top_p = 0.95f;
+  r.top_p = top_p;
   r.top_k = top_k;
   r.repetition_penalty = 1.0f;
   r.seed = 42;
@@ -211,8 +211,9 @@ TEST_CASE("device sampling timing, vocab 262144", "[sample][timing]") {
   for (int64_t B : {1, 32}) {
     seatrt_tensor lg = cuda().upload(random_values(B * V, SEATRT_DTYPE_F32, 3.0f).data(), static_cast<size_t>(B * V * 4),
                                      SEATRT_DTYPE_F32, {B, V});
-    for (int32_t top_k : {0, 50}) {
-      std::vector<seatrt_sampling_row> rows(static_cast<size_t>(B), timing_row(top_k));
+    // Temperature only (seatrt bench's rows), then with top_p, then top_k too.
+    for (const auto& [top_k, top_p] : {std::pair{0, 1.0f}, std::pair{0, 0.95f}, std::pair{50, 0.95f}}) {
+      std::vector<seatrt_sampling_row> rows(static_cast<size_t>(B), timing_row(top_k, top_p));
       std::vector<int32_t> tok(static_cast<size_t>(B)), nf(static_cast<size_t>(B));
       std::vector<float> lp(static_cast<size_t>(B));
       seatrt_sample_args a{sizeof(seatrt_sample_args), &lg, rows.data(), 0, 0, tok.data(), lp.data(), nullptr, nullptr, nf.data()};
@@ -226,8 +227,9 @@ TEST_CASE("device sampling timing, vocab 262144", "[sample][timing]") {
         ++iters;
         elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       }
-      std::printf("sample timing: batch %lld vocab %lld temperature 0.8 top_p 0.95 top_k %d: %.3f ms per step (%d steps)\n",
-                  static_cast<long long>(B), static_cast<long long>(V), top_k, 1e3 * elapsed / iters, iters);
+      std::printf("sample timing: batch %lld vocab %lld temperature 0.8 top_p %.2f top_k %d: %.3f ms per step (%d steps)\n",
+                  static_cast<long long>(B), static_cast<long long>(V), static_cast<double>(top_p), top_k,
+                  1e3 * elapsed / iters, iters);
       CHECK(nf[0] == 0);
     }
   }

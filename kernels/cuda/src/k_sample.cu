@@ -91,6 +91,7 @@ struct Decision {
   unsigned count;
   double before;
   double mass;
+  double target;  // select's target, scaled by the set's total when asked
 };
 
 struct Smem {
@@ -170,28 +171,78 @@ __device__ __forceinline__ bool in_set(const Set& s, float v, unsigned long long
   return v != -INFINITY && key <= s.limit && passes_min_p(s, v);
 }
 
-// Adds (bin, mass) of each lane to the block's histogram, one shared atomic
-// per distinct bin of the warp (the first digits concentrate in few bins).
-__device__ __forceinline__ void hist_add(Exchange& ex, int bin, double mass, bool by_mass) {
+// Adds (bin, count, mass) of each lane to the block's histogram, one shared
+// atomic per distinct bin of the warp (the first digits concentrate in few
+// bins, where per-lane atomics would serialise on one address).
+__device__ __forceinline__ void hist_add(Exchange& ex, int bin, unsigned count, double mass, bool by_mass) {
   if (!__any_sync(kFull, bin >= 0)) return;
   const unsigned peers = __match_any_sync(kFull, bin);
   const int lane = threadIdx.x & 31;
+  unsigned n = 0;
   double sum = 0.0;
-  if (by_mass) {
-    for (int j = 0; j < 32; ++j) {
-      const double m = __shfl_sync(kFull, mass, j);
-      if ((peers >> j) & 1u) sum += m;
+  for (int j = 0; j < 32; ++j) {
+    const unsigned c = __shfl_sync(kFull, count, j);
+    const double m = by_mass ? __shfl_sync(kFull, mass, j) : 0.0;
+    if ((peers >> j) & 1u) {
+      n += c;
+      sum += m;
     }
   }
   if (bin >= 0 && lane == __ffs(peers) - 1) {
-    atomicAdd(&ex.count[bin], static_cast<unsigned>(__popc(peers)));
+    atomicAdd(&ex.count[bin], n);
     if (by_mass) atomicAdd(&ex.mass[bin], sum);
   }
 }
 
+// A thread's running histogram of the bins it met most recently, in
+// registers: a histogram pass adds each element here and flushes once at the
+// end, instead of a warp-wide exchange per element (which cost ~64 shuffles
+// per 32 elements on the passes where most elements are in the set).  A bin
+// that finds the slots taken goes straight to a shared atomic; by then the
+// digit spreads over many bins, so those atomics rarely meet.  The masses'
+// summation order changes, as it already did between warps (atomics).
+struct BinCache {
+  static constexpr int kSlots = 4;
+  int bin[kSlots];
+  unsigned count[kSlots];
+  double mass[kSlots];
+  __device__ BinCache() {
+#pragma unroll
+    for (int k = 0; k < kSlots; ++k) {
+      bin[k] = -1;
+      count[k] = 0;
+      mass[k] = 0.0;
+    }
+  }
+  // Predicated, not early returns: the slots must stay in registers.
+  __device__ __forceinline__ void add(Exchange& ex, int b, double m, bool by_mass) {
+    bool placed = b < 0;
+#pragma unroll
+    for (int k = 0; k < kSlots; ++k) {
+      // Slots fill in order: the first free one ends the search.
+      const bool here = !placed && (bin[k] == b || bin[k] < 0);
+      bin[k] = here ? b : bin[k];
+      count[k] += here ? 1u : 0u;
+      mass[k] += here ? m : 0.0;
+      placed = placed || here;
+    }
+    if (!placed) {
+      atomicAdd(&ex.count[b], 1u);
+      if (by_mass) atomicAdd(&ex.mass[b], m);
+    }
+  }
+  // Every lane of the warp must call it (warp collectives).
+  __device__ __forceinline__ void flush(Exchange& ex, bool by_mass) {
+#pragma unroll
+    for (int k = 0; k < kSlots; ++k) hist_add(ex, bin[k], count[k], mass[k], by_mass);
+  }
+};
+
 // The answer to "which element of the set, in key order, is the first whose
 // cumulative weight (count or mass) exceeds target (strict) or reaches it?".
-// If none does (rounding), the last element of the set.
+// If none does (rounding), the last element of the set.  With of_total
+// (masses only), target is a fraction of the set's total mass, taken from the
+// first pass's histogram: the set's total costs no pass of its own.
 struct Pick {
   unsigned long long key;
   double before;  // weight of the set's elements before it
@@ -199,7 +250,7 @@ struct Pick {
   bool last;      // no element crossed: the last one was taken
 };
 
-__device__ Pick select(Row& r, const Set& s, double target, bool strict) {
+__device__ Pick select(Row& r, const Set& s, double target, bool strict, bool of_total = false) {
   unsigned long long prefix = 0;
   int decided = 0;
   double before = 0.0;
@@ -215,21 +266,19 @@ __device__ Pick select(Row& r, const Set& s, double target, bool strict) {
       ex.mass[t] = 0.0;
     }
     __syncthreads();
+    BinCache cache;
     for (int64_t t = 0; t < r.trips; ++t) {
       const int64_t i = r.first + t * r.stride;
-      int bin = -1;
-      double mass = 0.0;
-      if (i < r.vocab) {
-        const float v = s.v[i];
-        const unsigned long long k = r.key(v, i);
-        const bool match = decided == 0 || (k >> (r.key_bits - decided)) == prefix;
-        if (match && in_set(s, v, k)) {
-          bin = static_cast<int>((k >> shift) & ((1ull << bits) - 1));
-          if (s.by_mass) mass = exp(static_cast<double>(v) - s.vmax);
-        }
+      if (i >= r.vocab) break;
+      const float v = s.v[i];
+      const unsigned long long k = r.key(v, i);
+      const bool match = decided == 0 || (k >> (r.key_bits - decided)) == prefix;
+      if (match && in_set(s, v, k)) {
+        const int bin = static_cast<int>((k >> shift) & ((1ull << bits) - 1));
+        cache.add(ex, bin, s.by_mass ? exp(static_cast<double>(v) - s.vmax) : 0.0, s.by_mass);
       }
-      hist_add(ex, bin, mass, s.by_mass);
     }
+    cache.flush(ex, s.by_mass);
     r.cluster.sync();
     for (int t = threadIdx.x; t < kBins; t += kThreads) {
       unsigned c = 0;
@@ -252,6 +301,7 @@ __device__ Pick select(Row& r, const Set& s, double target, bool strict) {
         const double t = __shfl_up_sync(kFull, incl, o);
         if (lane >= o) incl += t;
       }
+      if (of_total && decided == 0) target *= __shfl_sync(kFull, incl, 31);  // the set's total mass
       double run = __shfl_up_sync(kFull, incl, 1);
       run = before + (lane == 0 ? 0.0 : run);
       int found = -1, last = -1;
@@ -285,11 +335,13 @@ __device__ Pick select(Row& r, const Set& s, double target, bool strict) {
       if (lane == 0) {
         d.count = d.bin >= 0 ? r.sm.comb_count[d.bin] : 0;
         d.mass = d.bin >= 0 ? r.sm.comb_mass[d.bin] : 0.0;
+        d.target = target;
         r.sm.decision = d;
       }
     }
     __syncthreads();
     const Decision d = r.sm.decision;
+    target = d.target;
     if (d.bin < 0) return Pick{0, 0.0, 0.0, true};  // empty set: callers never ask
     fallback = fallback || d.fallback != 0;
     if (!fallback) before = d.before;
@@ -492,14 +544,18 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
         s.limit = select(r, by_count, static_cast<double>(prm.top_k - 1), true).key;
       }
     }
-    double total = set_total(r, s).sum;
+    // Targets as fractions of the set's total: select takes the total from
+    // its first histogram.
+    Pick d;
     if (prm.top_p < 1.0f) {
-      const Pick n = select(r, s, static_cast<double>(prm.top_p) * total, false);
+      const Pick n = select(r, s, static_cast<double>(prm.top_p), false, true);
       s.limit = n.key;
       // The CPU's total of the nucleus is its cumulative sum at the cut.
-      total = n.last ? set_total(r, s).sum : n.before + n.at;
+      const double total = n.last ? set_total(r, s).sum : n.before + n.at;
+      d = select(r, s, prm.u * total, true);
+    } else {
+      d = select(r, s, prm.u, true, true);
     }
-    const Pick d = select(r, s, prm.u * total, true);
     token = r.id_of(d.key);
   }
   if (writer) {
