@@ -126,6 +126,29 @@ struct Row {
   __device__ int64_t id_of(unsigned long long k) const { return static_cast<int64_t>(k & ((1ull << id_bits) - 1)); }
 };
 
+// Calls f(i, v[i]) for this thread's elements in order, with kBatch loads in
+// flight.  The loops' other work (shared atomics through a generic
+// reference, stores, exp's branches) keeps the compiler from issuing a load
+// before the previous element is done, so without this every pass paid one
+// L2 latency per element (64 per thread at the Gemma vocabulary).
+constexpr int kBatch = 8;
+template <class F>
+__device__ __forceinline__ void for_each_value(const Row& r, const float* v, F&& f) {
+  for (int64_t t = 0; t < r.trips; t += kBatch) {
+    float x[kBatch];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const int64_t i = r.first + (t + u) * r.stride;  // >= vocab once t + u >= trips
+      x[u] = i < r.vocab ? v[i] : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const int64_t i = r.first + (t + u) * r.stride;
+      if (i < r.vocab) f(i, x[u]);
+    }
+  }
+}
+
 // Reduces `p` over the whole cluster; every thread of every block gets the
 // same result (the blocks' partials are combined in rank order).
 __device__ Partial cluster_reduce(Row& r, Partial p) {
@@ -267,17 +290,14 @@ __device__ Pick select(Row& r, const Set& s, double target, bool strict, bool of
     }
     __syncthreads();
     BinCache cache;
-    for (int64_t t = 0; t < r.trips; ++t) {
-      const int64_t i = r.first + t * r.stride;
-      if (i >= r.vocab) break;
-      const float v = s.v[i];
+    for_each_value(r, s.v, [&](int64_t i, float v) {
       const unsigned long long k = r.key(v, i);
       const bool match = decided == 0 || (k >> (r.key_bits - decided)) == prefix;
       if (match && in_set(s, v, k)) {
         const int bin = static_cast<int>((k >> shift) & ((1ull << bits) - 1));
         cache.add(ex, bin, s.by_mass ? exp(static_cast<double>(v) - s.vmax) : 0.0, s.by_mass);
       }
-    }
+    });
     cache.flush(ex, s.by_mass);
     r.cluster.sync();
     for (int t = threadIdx.x; t < kBins; t += kThreads) {
@@ -351,13 +371,10 @@ __device__ Pick select(Row& r, const Set& s, double target, bool strict, bool of
     if (d.count == 1) {
       // One element left under the prefix: find its key.
       Partial p = identity();
-      for (int64_t t = 0; t < r.trips; ++t) {
-        const int64_t i = r.first + t * r.stride;
-        if (i >= r.vocab) break;
-        const float v = s.v[i];
+      for_each_value(r, s.v, [&](int64_t i, float v) {
         const unsigned long long k = r.key(v, i);
         if ((k >> (r.key_bits - decided)) == prefix && in_set(s, v, k)) p.kmin = k;
-      }
+      });
       p = cluster_reduce(r, p);
       return Pick{p.kmin, before, d.mass, fallback};
     }
@@ -367,15 +384,12 @@ __device__ Pick select(Row& r, const Set& s, double target, bool strict, bool of
 // Sum of masses (and count) over a set.
 __device__ Partial set_total(Row& r, const Set& s) {
   Partial p = identity();
-  for (int64_t t = 0; t < r.trips; ++t) {
-    const int64_t i = r.first + t * r.stride;
-    if (i >= r.vocab) break;
-    const float v = s.v[i];
+  for_each_value(r, s.v, [&](int64_t i, float v) {
     if (in_set(s, v, r.key(v, i))) {
       p.count += 1;
       if (s.by_mass) p.sum += exp(static_cast<double>(v) - s.vmax);
     }
-  }
+  });
   return cluster_reduce(r, p);
 }
 
@@ -438,12 +452,11 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
 
   // Raw statistics, and z without penalties.
   Partial a = identity();
-  for (int64_t i = r.first; i < p.vocab; i += r.stride) {
-    const float x = raw[i];
+  for_each_value(r, raw, [&](int64_t i, float x) {
     if (!isfinite(x)) a.flag = 1;
     else a.fmax = fmaxf(a.fmax, x);
     z[i] = processed(x, i, 0, prm, mask);
-  }
+  });
   a = cluster_reduce(r, a);
   if (a.flag) {
     if (writer) {
@@ -466,8 +479,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
   float lse_part = 0.0f;
   double lse_sum = 0.0;
   int n_part = 0;
-  for (int64_t i = r.first; i < p.vocab; i += r.stride) {
-    const float v = z[i];
+  for_each_value(r, z, [&](int64_t i, float v) {
     if (v != -INFINITY) {
       const unsigned long long k = r.key(v, i);
       b.kmin = k < b.kmin ? k : b.kmin;
@@ -479,7 +491,7 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
       lse_part = 0.0f;
       n_part = 0;
     }
-  }
+  });
   b.sum = lse_sum + lse_part;
   b = cluster_reduce(r, b);
   const double lse = static_cast<double>(raw_max) + log(b.sum);
@@ -491,13 +503,13 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
     const Pick t = select(r, all, static_cast<double>(p.num_top - 1), true);
     if (threadIdx.x == 0) sm.num_top_keys = 0;
     __syncthreads();
-    for (int64_t i = r.first; i < p.vocab; i += r.stride) {
-      const unsigned long long k = r.key(raw[i], i);
+    for_each_value(r, raw, [&](int64_t i, float v) {
+      const unsigned long long k = r.key(v, i);
       if (k <= t.key) {
         const unsigned at = atomicAdd(&sm.num_top_keys, 1u);
         if (at < kSampleMaxTop) sm.top_keys[at] = k;
       }
-    }
+    });
     r.cluster.sync();
     if (writer) {
       unsigned long long keys[kSampleMaxTop];
