@@ -8,12 +8,15 @@
 #      server's engine on CUDA (batched greedy, eager and from graphs);
 #   4. tools/bench/run_profile_device.sh: where a decode step's time goes
 #      (seatrt-step-profile on the synthetic checkpoint), PROFILE_LIMIT s;
+#   4b. the issue's long-run check: a fresh full-size synthetic checkpoint,
+#      then seatrt-synth-decode, up to 10,000 decode steps with every logit
+#      checked for non-finite values, DECODE_LIMIT s;
 #   5. tools/bench/run_serve_device.sh: copy bandwidth, the HF floor, the
 #      full-size synthetic checkpoint served by `seatrt serve`, decode sweep,
 #      prefill lengths, the report with each byte limit; SERVE_LIMIT s.
 # Limits (seconds) from the environment: TESTS_LIMIT, CONF_LIMIT, E2E_LIMIT,
-# PROFILE_LIMIT, SERVE_LIMIT (0 skips a step); the serve step also takes the
-# rest of run_serve_device.sh's variables.
+# PROFILE_LIMIT, DECODE_LIMIT, SERVE_LIMIT (0 skips a step); the serve step
+# also takes the rest of run_serve_device.sh's variables.
 set -u
 c=${1:-build-e2e/carry}
 # Every log goes to $work; at the end they are packed into $OUT/logs.tgz
@@ -70,6 +73,20 @@ if [ "${PROFILE_LIMIT:-120}" -gt 0 ]; then
   stamp "4. decode step profile"
   OUT=$work TOTAL_LIMIT=${PROFILE_LIMIT:-120} bash tools/bench/run_profile_device.sh "$c" > "$work/profile.out" 2>&1
   sed -n '/ms\/step\|tok\/s\|eager\|graphs/p' "$work/profile.out" | head -40
+  pack
+fi
+if [ -x "$c/bin/seatrt-synth-decode" ] && [ "${DECODE_LIMIT:-150}" -gt 0 ]; then
+  stamp "4b. 10,000 decode steps on a fresh synthetic checkpoint"
+  dir=/tmp/synth-decode
+  [ "$(df --output=avail -B1G /dev/shm | tail -1)" -ge 20 ] && dir=/dev/shm/synth-decode
+  timeout 60 python3 tools/synth/make_synthetic_checkpoint.py --out "$dir" > "$out/decode_synth_gen.log" 2>&1
+  # Leaves ~20 s of the limit for loading and the report.
+  timeout "${DECODE_LIMIT:-150}" "$c/bin/seatrt-synth-decode" "$dir" --provider "$SEATRT_CUDA_PLUGIN" \
+    --plugin-dir "$c/plugins" --steps 10000 --seconds "$(( ${DECODE_LIMIT:-150} - 20 ))" --prompt-len 32 \
+    --trace-steps 64 --json "$out/synth_decode.json" > "$out/synth_decode.log" 2>&1
+  rc=$?; rm -rf "$dir"
+  grep -E "^decode|finite" "$out/synth_decode.log" | head -4
+  summary+=("synthetic decode: exit $rc, $(grep -m1 '^decode:' "$out/synth_decode.log")")
   pack
 fi
 if [ "${SERVE_LIMIT:-300}" -gt 0 ]; then
