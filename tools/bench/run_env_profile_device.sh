@@ -5,7 +5,9 @@
 # environment of NCU_ENVS.  From the repository root, with the carry of
 # tools/bench/make_all_carry.sh ($1, default build-e2e/carry).
 # Environment: PROFILE_ENVS (';'-separated lists of VAR=value, "default" for
-# none), BATCHES (1,8,16,32), PROFILE_EACH (30 s), NCU_ENVS, NCU_KERNELS
+# none), BATCHES (1,8,16,32), PROFILE_EACH (30 s), PREFILL_TIME (0; P > 0:
+# each environment also times prefills of P tokens, e.g. 8192 to compare
+# SEATRT_GEMMA4_FUSED=1.3 with the default at prefill), NCU_ENVS, NCU_KERNELS
 # (an ncu regex), NCU_LIMIT (90 s each).
 set -u
 c=${1:-build-e2e/carry}
@@ -30,9 +32,9 @@ for e in "${envs[@]}"; do
   log="$out/profile_${e//[^A-Za-z0-9]/_}.log"
   run_env "$e" timeout "${PROFILE_EACH:-30}" "$c/bin/seatrt-step-profile" "$dir" --provider "$plugin" \
     --plugin-dir "$c/plugins" --batches "${BATCHES:-1,8,16,32}" --prompt-len 64 --steps 32 --warmup 4 --kv fp8 \
-    --profile off --seconds $(( ${PROFILE_EACH:-30} - 10 )) > "$log" 2>&1
+    --profile off --prefill-time "${PREFILL_TIME:-0}" --seconds $(( ${PROFILE_EACH:-30} - 10 )) > "$log" 2>&1
   echo "exit $?"
-  grep -E "graphs +greedy|graphs +t=0.8" "$log"
+  grep -E "graphs +greedy|graphs +t=0.8|^prefill of" "$log"
   grep -iE "error|illegal|non-finite" "$log" | head -5
 done
 IFS=';' read -ra nenvs <<< "${NCU_ENVS:-}"

@@ -17,9 +17,14 @@
 //   seatrt-step-profile MODEL_DIR --provider LIB --plugin-dir DIR
 //       [--batches 1,16,32] [--prompt-len 64] [--steps 64] [--warmup 4]
 //       [--kv auto|fp8|bf16] [--seconds 90] [--profile on|off]
-//       [--prefill-profile P] [--kernel-options TOML] [--json FILE]
+//       [--prefill-profile P] [--prefill-time P] [--kernel-options TOML]
+//       [--json FILE]
 // --prefill-profile P: the profiled load first runs one prefill of P random
 // tokens (batch 1, one step) and prints its per-op GPU time table.
+// --prefill-time P: before the decode passes, times prefills of P random
+// tokens (batch 1, eager, unprofiled, the plugin's streams as configured):
+// one warm-up, then the median of three.  It answers "which environment
+// prefills faster" in one call; the server benchmark gives the TTFT.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -59,6 +64,7 @@ struct Options {
   double seconds = 90;
   bool profile = true;
   int32_t prefill_profile = 0;  // > 0: also profile one prefill of this many tokens
+  int32_t prefill_time = 0;     // > 0: also time prefills of this many tokens (unprofiled)
   std::string kernel_options;   // TOML text for the provider's create_context
 };
 
@@ -92,6 +98,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--seconds") o.seconds = std::stod(value());
     else if (a == "--json") o.json_out = value();
     else if (a == "--prefill-profile") o.prefill_profile = std::stoi(value());
+    else if (a == "--prefill-time") o.prefill_time = std::stoi(value());
     else if (a == "--kernel-options") o.kernel_options = value();
     else if (a == "--profile") {
       const std::string v = value();
@@ -104,10 +111,12 @@ Options parse(int argc, char** argv) {
   if (o.model_dir.empty() || o.provider.empty() || o.plugin_dir.empty())
     throw std::runtime_error("usage: seatrt-step-profile MODEL_DIR --provider LIB --plugin-dir DIR [--batches 1,16,32] "
                              "[--prompt-len P] [--steps N] [--warmup W] [--kv auto|fp8|bf16] [--seconds S] "
-                             "[--profile on|off] [--prefill-profile P] [--kernel-options TOML] [--json FILE]");
+                             "[--profile on|off] [--prefill-profile P] [--prefill-time P] [--kernel-options TOML] "
+                             "[--json FILE]");
   if (o.prompt_len < 2 || o.steps < 1 || o.warmup < 0 || !(o.seconds > 0))
     throw std::runtime_error("--prompt-len must be >= 2, --steps >= 1, --warmup >= 0, --seconds > 0");
   if (o.prefill_profile < 0) throw std::runtime_error("--prefill-profile must be >= 0");
+  if (o.prefill_time < 0 || o.prefill_time == 1) throw std::runtime_error("--prefill-time must be 0 or >= 2");
   if (o.kv != "auto") eng::parse_kv_dtype(o.kv);  // throws naming the value
   return o;
 }
@@ -211,6 +220,9 @@ class Pass {
   int64_t graph_replays() const { return runner_->graph_replays(); }
   const std::string& graphs_off_reason() const { return runner_->graphs_off_reason(); }
   bool host_sampled() const { return host_sampled_; }
+  // The prompt step's host-clock time (forward + sample, synchronous), ms;
+  // 0 when the prompts were fed a token per step.
+  double prefill_ms() const { return prefill_ms_; }
 
   // prompt_by_token: the prompts are fed one token per step (B rows each),
   // so every step of the pass is decode-shaped (the profile pass: each op
@@ -232,7 +244,9 @@ class Pass {
     if (prompt_by_token) {
       for (int32_t i = 0; i < o_.prompt_len; ++i, ++calls) step(1, nullptr);
     } else {
+      const auto t_prefill = Clock::now();
       step(o_.prompt_len, nullptr);  // prefill: every prompt in one step
+      prefill_ms_ = ms_since(t_prefill);
       ++calls;
     }
     *decode_steps_done = 0;
@@ -308,11 +322,38 @@ class Pass {
   std::vector<float> logits_;
   std::vector<eng::SampleResult> results_;
   bool host_sampled_ = false;
+  double prefill_ms_ = 0;
 };
 
 int64_t max_batch_tokens(const Options& o) {
-  return std::max<int64_t>(static_cast<int64_t>(*std::max_element(o.batches.begin(), o.batches.end())) * o.prompt_len,
-                           o.prefill_profile);
+  return std::max<int64_t>({static_cast<int64_t>(*std::max_element(o.batches.begin(), o.batches.end())) * o.prompt_len,
+                            o.prefill_profile, o.prefill_time});
+}
+
+// --prefill-time: prefills of P random tokens at batch 1, eager, as the
+// server runs them (the plugin's streams as configured, no profiler); the
+// first one grows the provider's scratch and is not counted.
+void time_prefill(const seatrt::model::LoadedModel& model, const Options& o, Clock::time_point deadline,
+                  nlohmann::json& report) {
+  Options po = o;
+  po.prompt_len = o.prefill_time;
+  po.warmup = 0;
+  po.steps = 1;
+  std::vector<double> ms;
+  for (int rep = 0; rep < 4 && Clock::now() < deadline; ++rep) {
+    Pass pass(model, po, 1, /*graphs=*/false, 0.8f);
+    int32_t done = 0;
+    pass.run(deadline, &done);
+    if (rep > 0) ms.push_back(pass.prefill_ms());
+  }
+  if (ms.empty()) {
+    std::printf("prefill of %d tokens: not timed (--seconds reached)\n", o.prefill_time);
+    return;
+  }
+  const double med = median(ms);
+  std::printf("prefill of %d tokens, eager, unprofiled: median %.1f ms = %.0f tok/s over %zu runs after a warm-up\n",
+              o.prefill_time, med, 1000.0 * o.prefill_time / med, ms.size());
+  report["prefill_time"] = {{"tokens", o.prefill_time}, {"median_ms", med}, {"runs_ms", ms}};
 }
 
 // Timed passes: every B, mode and sampler.  Returns the eager forward +
@@ -324,6 +365,7 @@ std::map<int32_t, double> timed_passes(const Options& o, Clock::time_point deadl
   const auto& info = session.model->info();
   std::printf("loaded %s in %.1f s: %d layers, hidden %d, vocab %d; provider %s\n", o.model_dir.string().c_str(),
               ms_since(t_load) / 1000, info.num_layers, info.hidden_size, info.vocab_size, o.provider.string().c_str());
+  if (o.prefill_time > 0) time_prefill(*session.model, o, deadline, report);
   std::printf("decode step phases, host clock, median ms over the timed steps (prompt %d tokens, %d warmup + %d timed "
               "steps per pass):\n", o.prompt_len, o.warmup, o.steps);
   std::printf("%5s %-7s %-8s %4s %6s %9s %9s %9s %9s %10s %8s  %s\n", "B", "mode", "sampler", "kv", "steps", "total",
