@@ -28,8 +28,7 @@ class Ops {
   // sequence (batch-1 step 3.856 against 3.816 ms, 2026-12-01 12:27 UTC),
   // whose first norm runs beside the experts on the dense branch's stream.
   Ops(const seatrt_kernel_api* k, seatrt_kernel_context* ctx, seatrt_stream stream)
-      : k_(k), ctx_(ctx), s_(stream), fused_allowed_(fused_allowed()), qkv_allowed_(fused_setting() != "1.3"),
-        pair_allowed_(fused_setting() == "pair") {}
+      : Ops(k, ctx, stream, fused_setting()) {}
 
   void embedding(const seatrt_tensor& ids, const seatrt_tensor& table, float scale, seatrt_tensor& out) const {
     seatrt_embedding_args a{sizeof(a), &ids, &table, scale, &out};
@@ -167,7 +166,7 @@ class Ops {
   // when v is NULL) * v_w.  Only when has_qkv_norm_rope_store(); the caller
   // runs the sequence otherwise (it needs k and v as scratch).
   bool has_qkv_norm_rope_store() const {
-    return fused_allowed_ && qkv_allowed_ && SEATRT_HAS_FIELD(k_, seatrt_kernel_api, qkv_norm_rope_store) && k_->qkv_norm_rope_store;
+    return qkv_allowed_ && SEATRT_HAS_FIELD(k_, seatrt_kernel_api, qkv_norm_rope_store) && k_->qkv_norm_rope_store;
   }
   void qkv_norm_rope_store(seatrt_tensor& q, const seatrt_tensor& k, const seatrt_tensor* v, const seatrt_tensor* q_w,
                            const seatrt_tensor* k_w, const seatrt_tensor* v_w, float eps, const seatrt_tensor& positions,
@@ -180,7 +179,7 @@ class Ops {
   // rmsnorm(residual) * out_w.  Only when has_add_rms_norm_pair(); the
   // caller runs rms_norm and two add_rms_norm otherwise.
   bool has_add_rms_norm_pair() const {
-    return fused_allowed_ && pair_allowed_ && SEATRT_HAS_FIELD(k_, seatrt_kernel_api, add_rms_norm_pair) && k_->add_rms_norm_pair;
+    return pair_allowed_ && SEATRT_HAS_FIELD(k_, seatrt_kernel_api, add_rms_norm_pair) && k_->add_rms_norm_pair;
   }
   void add_rms_norm_pair(const seatrt_tensor& a, const seatrt_tensor* a_w, const seatrt_tensor& b,
                          const seatrt_tensor* b_w, const seatrt_tensor* s_w, seatrt_tensor& residual, float eps,
@@ -193,10 +192,10 @@ class Ops {
   }
 
  private:
-  static bool fused_allowed() {
-    const char* v = std::getenv("SEATRT_GEMMA4_FUSED");
-    return v == nullptr || std::string(v) != "0";
-  }
+  // The switches, from one reading of SEATRT_GEMMA4_FUSED.
+  Ops(const seatrt_kernel_api* k, seatrt_kernel_context* ctx, seatrt_stream stream, const std::string& fused)
+      : k_(k), ctx_(ctx), s_(stream), fused_allowed_(fused != "0"), qkv_allowed_(fused != "0" && fused != "1.3"),
+        pair_allowed_(fused == "pair") {}
   static std::string fused_setting() {
     const char* v = std::getenv("SEATRT_GEMMA4_FUSED");
     return v ? v : "";
@@ -216,8 +215,8 @@ class Ops {
   seatrt_kernel_context* ctx_;
   seatrt_stream s_;
   bool fused_allowed_;
-  bool qkv_allowed_;   // qkv_norm_rope_store
-  bool pair_allowed_;  // add_rms_norm_pair
+  bool qkv_allowed_;   // qkv_norm_rope_store (not with "0" or "1.3")
+  bool pair_allowed_;  // add_rms_norm_pair (only with "pair")
 };
 
 }  // namespace seatrt::gemma4
