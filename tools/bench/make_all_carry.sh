@@ -7,13 +7,14 @@
 # The build dir is configured with -DSEATRT_PORTABLE_HOST=ON and has built
 # seatrt, the gemma4 / nvfp4a16 / cpu / cuda plugins, seatrt_cuda_tests,
 # seatrt_cuda_e2e_tests, seatrt-conformance, seatrt-step-profile,
-# seatrt-synth-decode and seatrt-bench-ops (a missing one is reported).
+# seatrt-synth-decode, seatrt-bench-ops and seatrt-bench-prefill (a missing
+# one is reported).
 set -eu
 b=${1:-build-e2e}
 out=${2:-$b/carry}
 "$(dirname "$0")/make_serve_carry.sh" "$b" "$out"
 for t in seatrt_cuda_tests seatrt_cuda_e2e_tests seatrt-conformance seatrt-step-profile seatrt-synth-decode \
-         seatrt-bench-ops; do
+         seatrt-bench-ops seatrt-bench-prefill; do
   if [ -x "$b/bin/$t" ]; then strip -o "$out/bin/$t" "$b/bin/$t"; else echo "missing: $b/bin/$t" >&2; fi
 done
 du -sh "$out"

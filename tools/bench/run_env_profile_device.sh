@@ -8,7 +8,8 @@
 # none), BATCHES (1,8,16,32), PROFILE_EACH (30 s), PREFILL_TIME (0; P > 0:
 # each environment also times prefills of P tokens, e.g. 8192 to compare
 # SEATRT_GEMMA4_FUSED=1.3 with the default at prefill), NCU_ENVS, NCU_KERNELS
-# (an ncu regex), NCU_LIMIT (90 s each).
+# (an ncu regex), NCU_LIMIT (90 s each), KERNEL_OPTIONS (TOML for the
+# provider, e.g. 'prefill_bf16 = true' as the server benchmarks pass it).
 set -u
 c=${1:-build-e2e/carry}
 out=${OUT:-/tmp}
@@ -32,7 +33,7 @@ for e in "${envs[@]}"; do
   log="$out/profile_${e//[^A-Za-z0-9]/_}.log"
   run_env "$e" timeout "${PROFILE_EACH:-30}" "$c/bin/seatrt-step-profile" "$dir" --provider "$plugin" \
     --plugin-dir "$c/plugins" --batches "${BATCHES:-1,8,16,32}" --prompt-len 64 --steps 32 --warmup 4 --kv fp8 \
-    --profile off --prefill-time "${PREFILL_TIME:-0}" --seconds $(( ${PROFILE_EACH:-30} - 10 )) > "$log" 2>&1
+    --profile off --prefill-time "${PREFILL_TIME:-0}" ${KERNEL_OPTIONS:+--kernel-options "$KERNEL_OPTIONS"} --seconds $(( ${PROFILE_EACH:-30} - 10 )) > "$log" 2>&1
   echo "exit $?"
   grep -E "graphs +greedy|graphs +t=0.8|^prefill of" "$log"
   grep -iE "error|illegal|non-finite" "$log" | head -5

@@ -40,6 +40,7 @@
 #pragma once
 
 #include "gemm_mma.cuh"
+#include "mma_fp4.cuh"
 
 namespace seatrt::cuda {
 namespace {
@@ -69,6 +70,64 @@ __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
+
+// mbarriers of the warp-specialized kernel (shared::cta, 64-bit).  arrive
+// has release and try_wait acquire semantics at CTA scope (the defaults), so
+// the producer's decode stores and copies, fenced to the async proxy before
+// its arrive, are visible to the consumers' wgmma after their wait.
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs)); }
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs)); }
+
+// The 8 FP4 codes of word q (code j in bits 4j..4j+3) as 4 BF16 pairs in
+// element order (pair i: codes 2i, 2i+1), times sc (the group scale * 2^100
+// in both halves): fp4 * scale * 2^-26 each, exact (k_gemv_mma.cu has the
+// argument: a code placed in the BF16 exponent/mantissa bits is fp4 *
+// 2^-126, code 1 a subnormal the BF16 multiply honours).  Byte i holds the
+// pair; b | b << 12 holds code 2i at bits 0-3 and code 2i+1 at 16-19, so a
+// shift by 12 brings both signs (bits 3, 19) to bits 15, 31 and one by 6
+// both magnitudes (bits 0-2, 16-18) to bits 6-8, 22-24; each shifted copy is
+// one multiply of b: about 6 instructions per pair, against ~11 for the
+// fp32 route of tc::decode8.
+__device__ __forceinline__ void decode8_pairs(uint32_t q, uint32_t sc, uint32_t* out) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t b = __byte_perm(q, 0u, 0x4440u + i);
+    out[i] = mma_fp4::bf16x2_mul(((b * 0x1001000u) & 0x80008000u) | ((b * 0x40040u) & 0x01C001C0u), sc);
+  }
+}
+
+// A unit's two raw group scales (mma::scale_pair's input) as BF16 pairs of
+// scale * 2^100, decode8_pairs's multiplier (exact: a power-of-two factor).
+__device__ __forceinline__ void scale_pairs_up(uint32_t raw, bool e4m3, uint32_t& sc0, uint32_t& sc1) {
+  float s0, s1;
+  mma::scale_pair(raw, e4m3, s0, s1);  // scale * 2^14
+  const __nv_bfloat162 b0 = __float2bfloat162_rn(s0 * (mma_fp4::kScaleUp / 16384.0f));
+  const __nv_bfloat162 b1 = __float2bfloat162_rn(s1 * (mma_fp4::kScaleUp / 16384.0f));
+  sc0 = *reinterpret_cast<const uint32_t*>(&b0);
+  sc1 = *reinterpret_cast<const uint32_t*>(&b1);
+}
+
 // Ties a register to the asm stream, so the compiler neither reads an
 // accumulator before wgmma_wait0 nor moves other uses across it.
 __device__ __forceinline__ void fence_reg(float& r) { asm volatile("" : "+f"(r)::"memory"); }
@@ -113,11 +172,53 @@ __device__ __forceinline__ void wgmma_m64n256k16(float* d, uint64_t desc_a, uint
 
 }  // namespace wg
 
+// The epilogue of both kernels: a warpgroup's 64 x 256 accumulators (wgi:
+// its 64-row half of the block) to the output.  `up` undoes the decode's
+// power-of-two factor (2^26: decode8_pairs gives fp4 * scale * 2^-26), so
+// the value stored is the one the unscaled products would give.
+template <int kMode>
+__device__ __forceinline__ void wg_store(const TcParams& p, const TcJob& job, int64_t n0, const float (&acc)[128], int wgi,
+                                         int warp, int lane, float up) {
+  constexpr bool kGlu = kMode == int(TcMode::MoeGateUp), kDown = kMode == int(TcMode::MoeDown);
+  // Accumulator i of a thread is row 16 * warp + g (+8 for i % 4
+  // >= 2) of its warpgroup's 64, column 8 * (i / 4) + 2 * tq + i % 2.
+  const int g = lane >> 2, tq = lane & 3;
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const int r = wgi * 64 + warp * 16 + g + hh * 8;
+    if (r >= job.rows) continue;
+    int64_t row = job.m0 + r;
+    if constexpr (kGlu) {
+      // Columns j*8.. (j < 16) are gate, (j + 16)*8.. the up rows of the same outputs.
+      const float gdiv = job.w.global_divisor, udiv = job.w_up.global_divisor;
+#pragma unroll
+      for (int j = 0; j < 16; ++j) {
+        const float* ga = &acc[4 * j + 2 * hh];
+        const float* ua = &acc[4 * (j + 16) + 2 * hh];
+        const float v0 = activation(p.act, ga[0] * up / gdiv) * (ua[0] * up / udiv);
+        const float v1 = activation(p.act, ga[1] * up / gdiv) * (ua[1] * up / udiv);
+        mma::store2(p.out, p.n, row, n0 + j * 8 + 2 * tq, v0, v1);
+      }
+    } else {
+      float scale = 1.0f;
+      if constexpr (kDown) {
+        row = p.sorted[row];
+        scale = p.row_weight[row];
+      }
+      const float div = job.w.global_divisor;  // acc * up / div: up a power of two (exact)
+#pragma unroll
+      for (int j = 0; j < 32; ++j)
+        mma::store2(p.out, p.n, row, n0 + j * 8 + 2 * tq, acc[4 * j + 2 * hh] * up / div * scale,
+                    acc[4 * j + 2 * hh + 1] * up / div * scale);
+    }
+  }
+}
+
 // kMode: TcMode::Linear, MoeGateUp or MoeDown (compile-time: the GLU
 // epilogue and the gate/up weight rows differ).
 template <int kMode>
 __global__ void __launch_bounds__(wg::kThreads, 1) gemm_wgmma_kernel(TcParams p) {
-  constexpr bool kGlu = kMode == int(TcMode::MoeGateUp), kDown = kMode == int(TcMode::MoeDown);
+  constexpr bool kGlu = kMode == int(TcMode::MoeGateUp);
   using namespace wg;
   extern __shared__ __align__(1024) unsigned char wg_dyn[];
   __shared__ const __nv_bfloat16* arows[kBM];
@@ -201,14 +302,14 @@ __global__ void __launch_bounds__(wg::kThreads, 1) gemm_wgmma_kernel(TcParams p)
     for (int v = 0; v < kUnits; ++v) {
       const int u = t + v * kThreads, br = u >> 1, half = u & 1;
       const uint4 q = *reinterpret_cast<const uint4*>(sr + (step % kStages) * kRTile + u * 16);
-      float s0, s1;
-      mma::scale_pair(sc[v], ue4m3[v], s0, s1);
+      uint32_t sc0, sc1;
+      scale_pairs_up(sc[v], ue4m3[v], sc0, sc1);
       unsigned char* tile = gbase + kStages * kATile + (step & 1) * kBTile;
       const uint32_t words[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
       for (int part = 0; part < 4; ++part) {
         uint32_t out[4];
-        tc::decode8(words[part], part < 2 ? s0 : s1, out);
+        decode8_pairs(words[part], part < 2 ? sc0 : sc1, out);
         *reinterpret_cast<uint4*>(tile + swz(br, half * 4 + part)) = make_uint4(out[0], out[1], out[2], out[3]);
       }
     }
@@ -251,45 +352,223 @@ __global__ void __launch_bounds__(wg::kThreads, 1) gemm_wgmma_kernel(TcParams p)
   }
   mma::cp_wait<0>();
 
-  // Epilogue: accumulator i of a thread is row 16 * warp + g (+8 for i % 4
-  // >= 2) of its warpgroup's 64, column 8 * (i / 4) + 2 * tq + i % 2.
-  const int g = lane >> 2, tq = lane & 3;
-#pragma unroll
-  for (int hh = 0; hh < 2; ++hh) {
-    const int r = wgi * 64 + warp * 16 + g + hh * 8;
-    if (r >= job.rows) continue;
-    int64_t row = job.m0 + r;
-    if constexpr (kGlu) {
-      // Columns j*8.. (j < 16) are gate, (j + 16)*8.. the up rows of the same outputs.
-      const float gdiv = job.w.global_divisor, udiv = job.w_up.global_divisor;
-#pragma unroll
-      for (int j = 0; j < 16; ++j) {
-        const float* ga = &acc[4 * j + 2 * hh];
-        const float* ua = &acc[4 * (j + 16) + 2 * hh];
-        const float v0 = activation(p.act, ga[0] / gdiv) * (ua[0] / udiv);
-        const float v1 = activation(p.act, ga[1] / gdiv) * (ua[1] / udiv);
-        mma::store2(p.out, p.n, row, n0 + j * 8 + 2 * tq, v0, v1);
-      }
-    } else {
-      float scale = 1.0f;
-      if constexpr (kDown) {
-        row = p.sorted[row];
-        scale = p.row_weight[row];
-      }
-      const float div = job.w.global_divisor;
-#pragma unroll
-      for (int j = 0; j < 32; ++j)
-        mma::store2(p.out, p.n, row, n0 + j * 8 + 2 * tq, acc[4 * j + 2 * hh] / div * scale,
-                    acc[4 * j + 2 * hh + 1] / div * scale);
+  wg_store<kMode>(p, job, n0, acc, wgi, warp, lane, mma_fp4::kScaleDown);
+}
+
+// The warp-specialized kernel (opt-in: SEATRT_PREFILL_WGMMA=ws; measured
+// slower than the kernel above, NOTES-prefill.md run 6).  Same block tile, swizzle, descriptors, modes
+// and epilogue; 384 threads in three roles:
+//  - warpgroup 0, the producer: issues the activation copies and the raw
+//    FP4 copies of step j (cp.async, kWsLag steps ahead), then waits for
+//    step j - kWsLag's copies, decodes its weights into that stage's BF16
+//    tile (decode8_pairs), fences its shared writes to the async proxy and
+//    arrives on the stage's `full` barrier;
+//  - warpgroups 1 and 2, the consumers (64 x-rows each): wait on `full`,
+//    issue the step's four wgmma, keep one step's wgmma in flight
+//    (wait_group 1) and arrive on the previous stage's `empty` barrier,
+//    which the producer waits on before refilling it.
+// Why (ncu, 2026-12-02, the kernel above at 8k tokens): ~3,600 cycles per K
+// step of 64 against 1,024 of MMA -- the tensor pipe 27-30% busy, issue-bound
+// on the decode (~600 instructions per warp and step at 0.4 IPC per
+// scheduler with 128 accumulators per thread leaving little room for ILP),
+// and every step's wgmma drained before the barrier.  Here the consumers
+// issue almost nothing but wgmma, the producer's registers all go to the
+// decode (setmaxnreg), and the pairs decode costs about half as much.
+// Each producer thread copies and decodes the same raw chunks, so the raw
+// slots need no barrier of their own.
+namespace wg {
+constexpr int kWsProducers = 128;  // one producer warpgroup (with two, wgmma's 154 registers exceed the entry cap)
+constexpr int kWsThreads = kWsProducers + 256, kWsStages = 4, kWsLag = 2, kWsRaw = kWsLag + 1;
+constexpr int kWsRegCap = (65536 / kWsThreads) / 8 * 8;  // registers per thread at entry
+constexpr int kWsUnits = 2 * kBN / kWsProducers;    // 32-weight decode units per producer thread
+constexpr int kWsACopies = kBM * 8 / kWsProducers;  // 16-byte activation copies per producer thread and step
+constexpr int kWsSmem = kWsStages * (kATile + kBTile) + kWsRaw * kRTile + 1024;
+// setmaxnreg moves registers within the block's allocation: 384 threads under
+// __launch_bounds__(384, 1) start with 168 each (65,536 / 384, rounded down
+// to a multiple of 8), so the roles' counts must fit 168 * 384 = 64,512 or
+// the consumers' increase waits forever (seen: 96 + 208 hung on the device).
+// 104 / 200: no spills in either role (ptxas -v, all three modes).
+constexpr int kProducerRegs = 104, kConsumerRegs = 200;
+static_assert(kWsProducers * kProducerRegs + 256 * kConsumerRegs <= kWsRegCap * kWsThreads,
+              "setmaxnreg beyond the block's registers");
+static_assert(kWsStages > kWsLag + 1, "a stage is held from its copies to its decode, plus one the consumers hold");
+}  // namespace wg
+
+template <int kMode>
+__global__ void __launch_bounds__(wg::kWsThreads, 1) gemm_wgmma_ws_kernel(TcParams p) {
+  constexpr bool kGlu = kMode == int(TcMode::MoeGateUp);
+  using namespace wg;
+  extern __shared__ __align__(1024) unsigned char wg_dyn[];
+  __shared__ const __nv_bfloat16* arows[kBM];
+  __shared__ __align__(8) uint64_t bars[2 * kWsStages];  // full[0..S), empty[S..2S)
+  const uint32_t raw_base = mma::smem_addr(wg_dyn);
+  const uint32_t base = (raw_base + 1023u) & ~1023u;
+  unsigned char* const gbase = wg_dyn + (base - raw_base);
+  const uint32_t sa = base;                                         // kWsStages activation tiles
+  const uint32_t sb = base + kWsStages * kATile;                    // kWsStages decoded weight tiles
+  unsigned char* const sr = gbase + kWsStages * (kATile + kBTile);  // kWsRaw raw slots
+  const uint32_t full0 = mma::smem_addr(bars), empty0 = full0 + 8 * kWsStages;
+
+  TcJob job;
+  if constexpr (kMode == int(TcMode::Linear)) {
+    job.w = p.w;
+    job.m0 = int64_t(blockIdx.y) * kBM;
+    const int64_t left = p.x.rows - job.m0;
+    if (left <= 0) return;
+    job.rows = static_cast<int32_t>(left < kBM ? left : kBM);
+  } else {
+    if (int(blockIdx.y) >= *p.num_tiles) return;  // the grid is sized for the most tiles possible
+    const TcTile tile = p.tiles[blockIdx.y];
+    job.w = p.table[tile.expert];
+    if (kGlu) job.w_up = p.table_up[tile.expert];
+    job.m0 = tile.first;
+    job.rows = tile.rows;
+  }
+  const int t = threadIdx.x;
+  const int64_t n0 = int64_t(blockIdx.x) * (kGlu ? kBN / 2 : kBN);
+  for (int r = t; r < kBM; r += kWsThreads) arows[r] = tc_a_row(p, job, r);
+  if (t == 0) {
+    for (int i = 0; i < kWsStages; ++i) {
+      mbar_init(full0 + 8 * i, kWsProducers);  // every producer thread, once per step
+      mbar_init(empty0 + 8 * i, 256);  // every consumer thread, once per step
     }
+  }
+  __syncthreads();  // arows, barriers initialised
+  const int nk = static_cast<int>(p.k / kBK);
+
+  if (t < kWsProducers) {
+    setmaxnreg_dec<kProducerRegs>();
+    // Unit u = t + kWsProducers v: weight tile row u / 2, columns (u % 2) * 32 .. +31
+    // of each step (GLU: tile rows 0-127 gate rows n0.., 128-255 up rows n0..).
+    const unsigned char* uq[kWsUnits];
+    const char* us[kWsUnits];
+    bool uok[kWsUnits], ue4m3[kWsUnits];
+#pragma unroll
+    for (int v = 0; v < kWsUnits; ++v) {
+      const int u = t + v * kWsProducers, br = u >> 1;
+      const WeightRef& w = (kGlu && br >= kBN / 2) ? job.w_up : job.w;
+      const int64_t row = n0 + (kGlu ? br % (kBN / 2) : br);
+      uok[v] = row < p.n;
+      ue4m3[v] = w.kind == int32_t(WeightKind::Fp4E4m3Scales);
+      const int64_t rr = uok[v] ? row : 0;
+      uq[v] = static_cast<const unsigned char*>(w.data) + rr * w.data_row_bytes + (u & 1) * 16;
+      us[v] = static_cast<const char*>(w.scales) + rr * w.scale_row_elems * (ue4m3[v] ? 1 : 2);
+    }
+    const int a_ch = t & 7;
+    auto issue = [&](int step) {
+      const uint32_t a_tile = sa + (step % kWsStages) * kATile;
+      const int64_t k0 = int64_t(step) * kBK;
+#pragma unroll
+      for (int i = 0; i < kWsACopies; ++i) {
+        const int r = (t >> 3) + i * (kWsProducers / 8);
+        const __nv_bfloat16* src = arows[r];
+        mma::cp_async16(a_tile + swz(r, a_ch), src ? src + k0 + a_ch * 8 : p.x.data, src != nullptr);
+      }
+#pragma unroll
+      for (int v = 0; v < kWsUnits; ++v)
+        mma::cp_async16(mma::smem_addr(sr + (step % kWsRaw) * kRTile + (t + v * kWsProducers) * 16), uq[v] + k0 / 2, uok[v]);
+    };
+    // A unit's two group scales of a step, raw (e4m3 pair or BF16 pair).
+    auto load_scales = [&](int step, uint32_t* sc) {
+#pragma unroll
+      for (int v = 0; v < kWsUnits; ++v) {
+        const int64_t g = int64_t(step) * 4 + ((t + v * kWsProducers) & 1) * 2;
+        if (!uok[v])
+          sc[v] = 0u;
+        else if (ue4m3[v])
+          sc[v] = __ldg(reinterpret_cast<const unsigned short*>(us[v] + g));
+        else
+          sc[v] = __ldg(reinterpret_cast<const unsigned int*>(us[v] + 2 * g));
+      }
+    };
+    auto decode = [&](int step, const uint32_t* sc) {
+      unsigned char* const tile = gbase + kWsStages * kATile + (step % kWsStages) * kBTile;
+#pragma unroll
+      for (int v = 0; v < kWsUnits; ++v) {
+        const int u = t + v * kWsProducers, br = u >> 1, half = u & 1;
+        const uint4 q = *reinterpret_cast<const uint4*>(sr + (step % kWsRaw) * kRTile + u * 16);
+        uint32_t sc0, sc1;
+        scale_pairs_up(sc[v], ue4m3[v], sc0, sc1);
+        const uint32_t words[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+        for (int part = 0; part < 4; ++part) {
+          uint32_t out[4];
+          decode8_pairs(words[part], part < 2 ? sc0 : sc1, out);
+          *reinterpret_cast<uint4*>(tile + swz(br, half * 4 + part)) = make_uint4(out[0], out[1], out[2], out[3]);
+        }
+      }
+    };
+    uint32_t sc[kWsUnits];
+    if (nk > 0) load_scales(0, sc);
+    for (int j = 0; j < nk + kWsLag; ++j) {
+      if (j < nk) {
+        // Stage j % S was last read by step j - S's wgmma.
+        if (j >= kWsStages) mbar_wait(empty0 + 8 * (j % kWsStages), ((j / kWsStages) - 1) & 1);
+        issue(j);
+      }
+      mma::cp_commit();  // one group per iteration, empty or not, so the count below holds
+      if (j >= kWsLag) {
+        const int s = j - kWsLag;
+        mma::cp_wait<kWsLag>();  // groups 0..s: step s's activations and raw weights are in
+        decode(s, sc);
+        fence_proxy_async();  // the copies and decode stores, visible to the tensor cores
+        mbar_arrive(full0 + 8 * (s % kWsStages));
+        if (s + 1 < nk) load_scales(s + 1, sc);  // after the fence, which need not wait for them
+      }
+    }
+  } else {
+    setmaxnreg_inc<kConsumerRegs>();
+    const int c = (t - kWsProducers) >> 7, warp = (t >> 5) & 3, lane = t & 31;
+    float acc[128];
+#pragma unroll
+    for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+    for (int s = 0; s < nk; ++s) {
+      const int st = s % kWsStages;
+      mbar_wait(full0 + 8 * st, (s / kWsStages) & 1);
+      const uint32_t a_tile = sa + st * kATile + c * 64 * 128;
+      const uint32_t b_tile = sb + st * kBTile;
+      wgmma_fence();
+#pragma unroll
+      for (int ks = 0; ks < kBK / 16; ++ks) wgmma_m64n256k16(acc, desc(a_tile + ks * 32), desc(b_tile + ks * 32));
+      wgmma_commit();
+      wgmma_wait<1>();  // step s-1's wgmma are done: its stage goes back to the producer
+      if (s > 0) mbar_arrive(empty0 + 8 * ((s - 1) % kWsStages));
+    }
+    wgmma_wait0();
+#pragma unroll
+    for (int i = 0; i < 128; ++i) fence_reg(acc[i]);
+    wg_store<kMode>(p, job, n0, acc, c, warp, lane, mma_fp4::kScaleDown);
   }
 }
 
 // Launches gemm_wgmma_kernel<kMode> on `grid` with its dynamic shared memory
 // (the opt-in above 48 KiB is set once per instantiation and file: internal
 // linkage).
+// SEATRT_PREFILL_WGMMA=ws takes the warp-specialized kernel (read once).
+inline bool wgmma_ws_on() {
+  static const bool on = [] {
+    const char* v = std::getenv("SEATRT_PREFILL_WGMMA");
+    return v && std::strcmp(v, "ws") == 0;
+  }();
+  return on;
+}
+
+// Launches gemm_wgmma_ws_kernel<kMode> (or gemm_wgmma_kernel<kMode>) on
+// `grid` with its dynamic shared memory (the opt-in above 48 KiB is set
+// once per instantiation and file: internal linkage).
 template <int kMode>
 int launch_gemm_wgmma_grid(cudaStream_t st, dim3 grid, const TcParams& p) {
+  if (wgmma_ws_on()) {
+    static bool ws_opted_in = false;
+    if (!ws_opted_in) {
+      if (cudaError_t e = cudaFuncSetAttribute(gemm_wgmma_ws_kernel<kMode>,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize, wg::kWsSmem))
+        return static_cast<int>(e);
+      ws_opted_in = true;
+    }
+    gemm_wgmma_ws_kernel<kMode><<<grid, wg::kWsThreads, wg::kWsSmem, st>>>(p);
+    return last_error();
+  }
   static bool opted_in = false;
   if (!opted_in) {
     if (cudaError_t e =

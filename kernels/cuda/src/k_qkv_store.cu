@@ -17,20 +17,6 @@
 namespace seatrt::cuda {
 namespace {
 
-__device__ __forceinline__ float gain_at(const Gain& g, int64_t c) {
-  return g.data ? load_as_float(g.data, g.dtype, c) : 1.0f;
-}
-
-// Rotates the pair (a, b) of element i (< D/2) by position * inv_freq[i].
-__device__ __forceinline__ void rotate(float pos, const float* inv_freq, int64_t i, float& a, float& b) {
-  const float f = inv_freq[i];
-  float sn = 0.0f, cs = 1.0f;
-  if (f != 0.0f) sincosf(pos * f, &sn, &cs);
-  const float ra = a * cs - b * sn, rb = b * cs + a * sn;
-  a = ra;
-  b = rb;
-}
-
 // Decode shapes: one 128-thread block per (token, head) row, blocks
 // [0, q_heads) of a token are q rows, the rest its kv heads (k with its v).
 // The rows, their gains and the frequencies are staged in shared memory
@@ -108,11 +94,34 @@ __global__ void __launch_bounds__(128) qkv_store_block_kernel(QkvStoreProblem p)
 // Prompt shapes (many rows): one warp per row, 8 rows per block, rows in
 // registers and shuffle sums (rms_norm_rope's warp kernel: 78 against 150 us
 // per call at 8k tokens).  Lane l holds elements l + 32 j, so the rotated
-// pairs (i, i + D/2) sit in the same lane (j and j + kPer/2).
+// pairs (i, i + D/2) sit in the same lane (j and j + kPer/2).  Every load of
+// a row -- its elements, gains and frequencies -- is issued before the first
+// shuffle sum, so a row costs one memory latency (kF32: plain F32 loads;
+// through load_as_float's runtime switch each array cost one, as in the
+// register-row kernels of device_common.cuh).
 constexpr int kRowsPerBlock = 8;
 constexpr int64_t kWarpRowsMin = 4096;
 
+template <int kPer, bool kF32>
+__device__ __forceinline__ void load_gains(const Gain& g, int lane, float (&out)[kPer]) {
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) out[j] = g.data ? load_elem<kF32>(g.data, g.dtype, lane + 32 * j) : 1.0f;
+}
+
+// Rotates each pair (v[j], v[j + kPer/2]) of a lane by pos * freq[j].
 template <int kPer>
+__device__ __forceinline__ void rotate_regs(float pos, const float (&freq)[kPer / 2], float (&v)[kPer]) {
+#pragma unroll
+  for (int j = 0; j < kPer / 2; ++j) {
+    float sn = 0.0f, cs = 1.0f;
+    if (freq[j] != 0.0f) sincosf(pos * freq[j], &sn, &cs);
+    const float a = v[j], b = v[j + kPer / 2];
+    v[j] = a * cs - b * sn;
+    v[j + kPer / 2] = b * cs + a * sn;
+  }
+}
+
+template <int kPer, bool kF32>
 __global__ void __launch_bounds__(kRowsPerBlock * 32) qkv_store_warp_kernel(QkvStoreProblem p) {
   pdl_enter();  // before any global access (pdl.cuh)
   constexpr int kHalf = kPer / 2;
@@ -123,74 +132,65 @@ __global__ void __launch_bounds__(kRowsPerBlock * 32) qkv_store_warp_kernel(QkvS
   if (r >= p.q.d0 * (hq + hkv)) return;  // whole warps: the shuffles below see full warps
   const int64_t t = r / (hq + hkv), h = r % (hq + hkv);
   const float pos = static_cast<float>(p.positions[t]);
+  float freq[kHalf];
+#pragma unroll
+  for (int j = 0; j < kHalf; ++j) freq[j] = p.inv_freq[lane + 32 * j];
   if (h < hq) {
     const int64_t qi = t * p.q.s0 + h * p.q.s1;
-    float v[kPer];
+    float v[kPer], g[kPer];
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) v[j] = load_elem<kF32>(p.q.data, p.q.dtype, qi + lane + 32 * j);
+    load_gains<kPer, kF32>(p.q_gain, lane, g);
     float ss = 0.0f;
 #pragma unroll
-    for (int j = 0; j < kPer; ++j) {
-      v[j] = load_as_float(p.q.data, p.q.dtype, qi + lane + 32 * j);
-      ss += v[j] * v[j];
-    }
+    for (int j = 0; j < kPer; ++j) ss += v[j] * v[j];
     const float inv = rsqrtf(warp_sum(ss) / kDim + p.eps);
 #pragma unroll
-    for (int j = 0; j < kHalf; ++j) {
-      const int64_t i = lane + 32 * j;
-      float a = v[j] * inv, b = v[j + kHalf] * inv;
-      if (p.q_gain.data) {
-        a *= gain_at(p.q_gain, i);
-        b *= gain_at(p.q_gain, i + 32 * kHalf);
-      }
-      rotate(pos, p.inv_freq, i, a, b);
-      store_from_float(p.q.data, p.q.dtype, qi + i, a);
-      store_from_float(p.q.data, p.q.dtype, qi + i + 32 * kHalf, b);
-    }
+    for (int j = 0; j < kPer; ++j) v[j] = v[j] * inv * g[j];
+    rotate_regs<kPer>(pos, freq, v);
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) store_from_float(p.q.data, p.q.dtype, qi + lane + 32 * j, v[j]);
     return;
   }
   const int64_t kh = h - hq;
   const int64_t ki = t * p.k.s0 + kh * p.k.s1;
   const bool want_v = p.v_cache != nullptr, own_v = p.v.data != nullptr;
   const int64_t vi = own_v ? t * p.v.s0 + kh * p.v.s1 : 0;
-  float kv[kPer], vv[kPer];
+  const int64_t slot = p.slots[t];
+  float kv[kPer], vv[kPer], kg[kPer], vg[kPer];
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    kv[j] = load_elem<kF32>(p.k.data, p.k.dtype, ki + lane + 32 * j);
+    vv[j] = !want_v ? 0.0f : own_v ? load_elem<kF32>(p.v.data, p.v.dtype, vi + lane + 32 * j) : kv[j];
+  }
+  load_gains<kPer, kF32>(p.k_gain, lane, kg);
+  load_gains<kPer, kF32>(p.v_gain, lane, vg);
   float ssk = 0.0f, ssv = 0.0f;
 #pragma unroll
   for (int j = 0; j < kPer; ++j) {
-    kv[j] = load_as_float(p.k.data, p.k.dtype, ki + lane + 32 * j);
-    vv[j] = !want_v ? 0.0f : own_v ? load_as_float(p.v.data, p.v.dtype, vi + lane + 32 * j) : kv[j];
     ssk += kv[j] * kv[j];
     ssv += vv[j] * vv[j];
   }
   const float inv_k = rsqrtf(warp_sum(ssk) / kDim + p.eps);
   const float inv_v = rsqrtf(warp_sum(ssv) / kDim + p.eps);
-  const int64_t slot = p.slots[t];
   if (slot < 0 || slot >= p.num_slots) return;  // -1 skips; out of range is ignored (as kv_store)
   const int64_t dst = slot * hkv * (32 * kPer) + kh * (32 * kPer);
 #pragma unroll
-  for (int j = 0; j < kHalf; ++j) {
-    const int64_t i = lane + 32 * j;
-    float a = kv[j] * inv_k, b = kv[j + kHalf] * inv_k;
-    if (p.k_gain.data) {
-      a *= gain_at(p.k_gain, i);
-      b *= gain_at(p.k_gain, i + 32 * kHalf);
-    }
-    rotate(pos, p.inv_freq, i, a, b);
-    store_from_float(p.k_cache, p.cache_dtype, dst + i, a / p.k_scale);
-    store_from_float(p.k_cache, p.cache_dtype, dst + i + 32 * kHalf, b / p.k_scale);
-  }
+  for (int j = 0; j < kPer; ++j) kv[j] = kv[j] * inv_k * kg[j];
+  rotate_regs<kPer>(pos, freq, kv);
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) store_from_float(p.k_cache, p.cache_dtype, dst + lane + 32 * j, kv[j] / p.k_scale);
   if (!want_v) return;
 #pragma unroll
-  for (int j = 0; j < kPer; ++j) {
-    const int64_t c = lane + 32 * j;
-    float v = vv[j] * inv_v;
-    if (p.v_gain.data) v *= gain_at(p.v_gain, c);
-    store_from_float(p.v_cache, p.cache_dtype, dst + c, v / p.v_scale);
-  }
+  for (int j = 0; j < kPer; ++j)
+    store_from_float(p.v_cache, p.cache_dtype, dst + lane + 32 * j, vv[j] * inv_v * vg[j] / p.v_scale);
 }
 
 template <int kPer>
-int launch_warp(cudaStream_t st, const QkvStoreProblem& p, int64_t rows) {
+int launch_warp(cudaStream_t st, const QkvStoreProblem& p, int64_t rows, bool all_f32) {
   const auto blocks = static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
-  (void)launch_pdl(qkv_store_warp_kernel<kPer>, blocks, kRowsPerBlock * 32, 0, st, p);
+  (void)launch_pdl(all_f32 ? qkv_store_warp_kernel<kPer, true> : qkv_store_warp_kernel<kPer, false>, blocks,
+                   kRowsPerBlock * 32, 0, st, p);
   return last_error();
 }
 
@@ -200,19 +200,19 @@ int launch_qkv_norm_rope_store(Stream s, const QkvStoreProblem& p) {
   const int64_t rows = p.q.d0 * (p.q.d1 + p.k.d1);
   if (rows == 0 || p.q.d2 == 0) return 0;
   const cudaStream_t st = cudaStream_t(s);
+  const auto f32 = [](const Gain& g) { return !g.data || g.dtype == SEATRT_DTYPE_F32; };
+  const bool all_f32 = p.q.dtype == SEATRT_DTYPE_F32 && p.k.dtype == SEATRT_DTYPE_F32 &&
+                       (!p.v.data || p.v.dtype == SEATRT_DTYPE_F32) && f32(p.q_gain) && f32(p.k_gain) && f32(p.v_gain);
   if (rows >= kWarpRowsMin && rows / kRowsPerBlock < (1u << 31)) {
     switch (p.q.d2) {
-      case 64: return launch_warp<2>(st, p, rows);
-      case 128: return launch_warp<4>(st, p, rows);
-      case 256: return launch_warp<8>(st, p, rows);
-      case 512: return launch_warp<16>(st, p, rows);
+      case 64: return launch_warp<2>(st, p, rows, all_f32);
+      case 128: return launch_warp<4>(st, p, rows, all_f32);
+      case 256: return launch_warp<8>(st, p, rows, all_f32);
+      case 512: return launch_warp<16>(st, p, rows, all_f32);
       default: break;
     }
   }
   const size_t shared = kStage * static_cast<size_t>(p.q.d2) * sizeof(float);
-  const auto f32 = [](const Gain& g) { return !g.data || g.dtype == SEATRT_DTYPE_F32; };
-  const bool all_f32 = p.q.dtype == SEATRT_DTYPE_F32 && p.k.dtype == SEATRT_DTYPE_F32 &&
-                       (!p.v.data || p.v.dtype == SEATRT_DTYPE_F32) && f32(p.q_gain) && f32(p.k_gain) && f32(p.v_gain);
   (void)launch_pdl(all_f32 ? qkv_store_block_kernel<true> : qkv_store_block_kernel<false>, static_cast<unsigned>(rows),
                    128, shared, st, p);
   return last_error();
