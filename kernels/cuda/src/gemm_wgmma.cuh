@@ -172,6 +172,67 @@ __device__ __forceinline__ void wgmma_m64n256k16(float* d, uint64_t desc_a, uint
 
 }  // namespace wg
 
+// The block's job (both kernels): plain linear, rows blockIdx.y * kBM..;
+// MoE, the row tile blockIdx.y of the grouping kernel.  False: no work (past
+// the rows, or past *num_tiles: the grid is sized for the most tiles possible).
+template <int kMode>
+__device__ __forceinline__ bool wg_job(const TcParams& p, TcJob& job) {
+  if constexpr (kMode == int(TcMode::Linear)) {
+    job.w = p.w;
+    job.m0 = int64_t(blockIdx.y) * wg::kBM;
+    const int64_t left = p.x.rows - job.m0;
+    if (left <= 0) return false;
+    job.rows = static_cast<int32_t>(left < wg::kBM ? left : wg::kBM);
+  } else {
+    if (int(blockIdx.y) >= *p.num_tiles) return false;
+    const TcTile tile = p.tiles[blockIdx.y];
+    job.w = p.table[tile.expert];
+    if (kMode == int(TcMode::MoeGateUp)) job.w_up = p.table_up[tile.expert];
+    job.m0 = tile.first;
+    job.rows = tile.rows;
+  }
+  return true;
+}
+
+// A thread's weight decode units (as gemm_mma.cuh): unit u = t + v *
+// kStride (v < kN) is weight tile row u / 2, columns (u % 2) * 32 .. +31 of
+// each K step (GLU: tile rows 0-127 are gate rows n0.., 128-255 the up rows
+// n0..), with its raw-byte and scale pointers.
+template <int kN, int kStride>
+struct WgUnits {
+  const unsigned char* q[kN];
+  const char* s[kN];
+  bool ok[kN], e4m3[kN];
+
+  template <bool kGlu>
+  __device__ __forceinline__ void init(const TcParams& p, const TcJob& job, int64_t n0, int t) {
+#pragma unroll
+    for (int v = 0; v < kN; ++v) {
+      const int u = t + v * kStride, br = u >> 1;
+      const WeightRef& w = (kGlu && br >= wg::kBN / 2) ? job.w_up : job.w;
+      const int64_t row = n0 + (kGlu ? br % (wg::kBN / 2) : br);
+      ok[v] = row < p.n;
+      e4m3[v] = w.kind == int32_t(WeightKind::Fp4E4m3Scales);
+      const int64_t rr = ok[v] ? row : 0;
+      q[v] = static_cast<const unsigned char*>(w.data) + rr * w.data_row_bytes + (u & 1) * 16;
+      s[v] = static_cast<const char*>(w.scales) + rr * w.scale_row_elems * (e4m3[v] ? 1 : 2);
+    }
+  }
+  // Each unit's two group scales of K step `step`, raw (e4m3 or BF16 pair).
+  __device__ __forceinline__ void load_scales(int step, int t, uint32_t* sc) const {
+#pragma unroll
+    for (int v = 0; v < kN; ++v) {
+      const int64_t g = int64_t(step) * 4 + ((t + v * kStride) & 1) * 2;
+      if (!ok[v])
+        sc[v] = 0u;
+      else if (e4m3[v])
+        sc[v] = __ldg(reinterpret_cast<const unsigned short*>(s[v] + g));
+      else
+        sc[v] = __ldg(reinterpret_cast<const unsigned int*>(s[v] + 2 * g));
+    }
+  }
+};
+
 // The epilogue of both kernels: a warpgroup's 64 x 256 accumulators (wgi:
 // its 64-row half of the block) to the output.  `up` undoes the decode's
 // power-of-two factor (2^26: decode8_pairs gives fp4 * scale * 2^-26), so
@@ -231,42 +292,16 @@ __global__ void __launch_bounds__(wg::kThreads, 1) gemm_wgmma_kernel(TcParams p)
   unsigned char* const sr = gbase + kStages * kATile + 2 * kBTile;  // kStages raw stages
 
   TcJob job;
-  if constexpr (kMode == int(TcMode::Linear)) {
-    job.w = p.w;
-    job.m0 = int64_t(blockIdx.y) * kBM;
-    const int64_t left = p.x.rows - job.m0;
-    if (left <= 0) return;
-    job.rows = static_cast<int32_t>(left < kBM ? left : kBM);
-  } else {
-    if (int(blockIdx.y) >= *p.num_tiles) return;  // the grid is sized for the most tiles possible
-    const TcTile tile = p.tiles[blockIdx.y];
-    job.w = p.table[tile.expert];
-    if (kGlu) job.w_up = p.table_up[tile.expert];
-    job.m0 = tile.first;
-    job.rows = tile.rows;
-  }
+  if (!wg_job<kMode>(p, job)) return;
   const int t = threadIdx.x, wgi = t >> 7, warp = (t >> 5) & 3, lane = t & 31;
   // First output column of the block (GLU: 128 outputs, each a gate and an up row).
   const int64_t n0 = int64_t(blockIdx.x) * (kGlu ? kBN / 2 : kBN);
   for (int r = t; r < kBM; r += kThreads) arows[r] = tc_a_row(p, job, r);
 
-  // Decode units (as gemm_mma.cuh): unit u = t + v * kThreads is weight tile
-  // row u / 2, columns (u % 2) * 32 .. +31 of each step (GLU: tile rows
-  // 0-127 are gate rows n0.., 128-255 the up rows n0..).
-  const unsigned char* uq[kUnits];
-  const char* us[kUnits];
-  bool uok[kUnits], ue4m3[kUnits];
-#pragma unroll
-  for (int v = 0; v < kUnits; ++v) {
-    const int u = t + v * kThreads, br = u >> 1;
-    const WeightRef& w = (kGlu && br >= kBN / 2) ? job.w_up : job.w;
-    const int64_t row = n0 + (kGlu ? br % (kBN / 2) : br);
-    uok[v] = row < p.n;
-    ue4m3[v] = w.kind == int32_t(WeightKind::Fp4E4m3Scales);
-    const int64_t rr = uok[v] ? row : 0;
-    uq[v] = static_cast<const unsigned char*>(w.data) + rr * w.data_row_bytes + (u & 1) * 16;
-    us[v] = static_cast<const char*>(w.scales) + rr * w.scale_row_elems * (ue4m3[v] ? 1 : 2);
-  }
+  WgUnits<kUnits, kThreads> units;
+  units.init<kGlu>(p, job, n0, t);
+  const auto& uq = units.q;
+  const auto& uok = units.ok;
   __syncthreads();  // arows
 
   const int nk = static_cast<int>(p.k / kBK);
@@ -284,18 +319,7 @@ __global__ void __launch_bounds__(wg::kThreads, 1) gemm_wgmma_kernel(TcParams p)
     for (int v = 0; v < kUnits; ++v)
       mma::cp_async16(mma::smem_addr(sr + slot * kRTile + (t + v * kThreads) * 16), uq[v] + k0 / 2, uok[v]);
   };
-  auto load_scales = [&](int step, uint32_t* sc) {
-#pragma unroll
-    for (int v = 0; v < kUnits; ++v) {
-      const int64_t g = int64_t(step) * 4 + ((t + v * kThreads) & 1) * 2;
-      if (!uok[v])
-        sc[v] = 0u;
-      else if (ue4m3[v])
-        sc[v] = __ldg(reinterpret_cast<const unsigned short*>(us[v] + g));
-      else
-        sc[v] = __ldg(reinterpret_cast<const unsigned int*>(us[v] + 2 * g));
-    }
-  };
+  auto load_scales = [&](int step, uint32_t* sc) { units.load_scales(step, t, sc); };
   // Decodes this thread's units of step `step` into decoded tile step % 2.
   auto decode = [&](int step, const uint32_t* sc) {
 #pragma unroll
@@ -303,7 +327,7 @@ __global__ void __launch_bounds__(wg::kThreads, 1) gemm_wgmma_kernel(TcParams p)
       const int u = t + v * kThreads, br = u >> 1, half = u & 1;
       const uint4 q = *reinterpret_cast<const uint4*>(sr + (step % kStages) * kRTile + u * 16);
       uint32_t sc0, sc1;
-      scale_pairs_up(sc[v], ue4m3[v], sc0, sc1);
+      scale_pairs_up(sc[v], units.e4m3[v], sc0, sc1);
       unsigned char* tile = gbase + kStages * kATile + (step & 1) * kBTile;
       const uint32_t words[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
@@ -410,20 +434,7 @@ __global__ void __launch_bounds__(wg::kWsThreads, 1) gemm_wgmma_ws_kernel(TcPara
   const uint32_t full0 = mma::smem_addr(bars), empty0 = full0 + 8 * kWsStages;
 
   TcJob job;
-  if constexpr (kMode == int(TcMode::Linear)) {
-    job.w = p.w;
-    job.m0 = int64_t(blockIdx.y) * kBM;
-    const int64_t left = p.x.rows - job.m0;
-    if (left <= 0) return;
-    job.rows = static_cast<int32_t>(left < kBM ? left : kBM);
-  } else {
-    if (int(blockIdx.y) >= *p.num_tiles) return;  // the grid is sized for the most tiles possible
-    const TcTile tile = p.tiles[blockIdx.y];
-    job.w = p.table[tile.expert];
-    if (kGlu) job.w_up = p.table_up[tile.expert];
-    job.m0 = tile.first;
-    job.rows = tile.rows;
-  }
+  if (!wg_job<kMode>(p, job)) return;
   const int t = threadIdx.x;
   const int64_t n0 = int64_t(blockIdx.x) * (kGlu ? kBN / 2 : kBN);
   for (int r = t; r < kBM; r += kWsThreads) arows[r] = tc_a_row(p, job, r);
@@ -438,22 +449,11 @@ __global__ void __launch_bounds__(wg::kWsThreads, 1) gemm_wgmma_ws_kernel(TcPara
 
   if (t < kWsProducers) {
     setmaxnreg_dec<kProducerRegs>();
-    // Unit u = t + kWsProducers v: weight tile row u / 2, columns (u % 2) * 32 .. +31
-    // of each step (GLU: tile rows 0-127 gate rows n0.., 128-255 up rows n0..).
-    const unsigned char* uq[kWsUnits];
-    const char* us[kWsUnits];
-    bool uok[kWsUnits], ue4m3[kWsUnits];
-#pragma unroll
-    for (int v = 0; v < kWsUnits; ++v) {
-      const int u = t + v * kWsProducers, br = u >> 1;
-      const WeightRef& w = (kGlu && br >= kBN / 2) ? job.w_up : job.w;
-      const int64_t row = n0 + (kGlu ? br % (kBN / 2) : br);
-      uok[v] = row < p.n;
-      ue4m3[v] = w.kind == int32_t(WeightKind::Fp4E4m3Scales);
-      const int64_t rr = uok[v] ? row : 0;
-      uq[v] = static_cast<const unsigned char*>(w.data) + rr * w.data_row_bytes + (u & 1) * 16;
-      us[v] = static_cast<const char*>(w.scales) + rr * w.scale_row_elems * (ue4m3[v] ? 1 : 2);
-    }
+    WgUnits<kWsUnits, kWsProducers> units;
+    units.init<kGlu>(p, job, n0, t);
+    const auto& uq = units.q;
+    const auto& uok = units.ok;
+    const auto& ue4m3 = units.e4m3;
     const int a_ch = t & 7;
     auto issue = [&](int step) {
       const uint32_t a_tile = sa + (step % kWsStages) * kATile;
@@ -469,18 +469,7 @@ __global__ void __launch_bounds__(wg::kWsThreads, 1) gemm_wgmma_ws_kernel(TcPara
         mma::cp_async16(mma::smem_addr(sr + (step % kWsRaw) * kRTile + (t + v * kWsProducers) * 16), uq[v] + k0 / 2, uok[v]);
     };
     // A unit's two group scales of a step, raw (e4m3 pair or BF16 pair).
-    auto load_scales = [&](int step, uint32_t* sc) {
-#pragma unroll
-      for (int v = 0; v < kWsUnits; ++v) {
-        const int64_t g = int64_t(step) * 4 + ((t + v * kWsProducers) & 1) * 2;
-        if (!uok[v])
-          sc[v] = 0u;
-        else if (ue4m3[v])
-          sc[v] = __ldg(reinterpret_cast<const unsigned short*>(us[v] + g));
-        else
-          sc[v] = __ldg(reinterpret_cast<const unsigned int*>(us[v] + 2 * g));
-      }
-    };
+    auto load_scales = [&](int step, uint32_t* sc) { units.load_scales(step, t, sc); };
     auto decode = [&](int step, const uint32_t* sc) {
       unsigned char* const tile = gbase + kWsStages * kATile + (step % kWsStages) * kBTile;
 #pragma unroll
