@@ -533,13 +533,19 @@ __global__ void __launch_bounds__(wg::kWsThreads, 1) gemm_wgmma_ws_kernel(TcPara
 // Launches gemm_wgmma_kernel<kMode> on `grid` with its dynamic shared memory
 // (the opt-in above 48 KiB is set once per instantiation and file: internal
 // linkage).
-// SEATRT_PREFILL_WGMMA=ws takes the warp-specialized kernel (read once).
-inline bool wgmma_ws_on() {
-  static const bool on = [] {
-    const char* v = std::getenv("SEATRT_PREFILL_WGMMA");
-    return v && std::strcmp(v, "ws") == 0;
+// Which wgmma kernel, from SEATRT_PREFILL_WGMMA (read once): unset, the
+// plain linear on the 256 x 128 tile (gemm_wgmma_wide.cuh) and the MoE on
+// gemm_wgmma_kernel; "sync", both on gemm_wgmma_kernel; "ws", both on the
+// warp-specialized kernel.
+enum class WgmmaVariant { Wide, Sync, Ws };
+inline WgmmaVariant wgmma_variant() {
+  static const WgmmaVariant v = [] {
+    const char* e = std::getenv("SEATRT_PREFILL_WGMMA");
+    if (e && std::strcmp(e, "sync") == 0) return WgmmaVariant::Sync;
+    if (e && std::strcmp(e, "ws") == 0) return WgmmaVariant::Ws;
+    return WgmmaVariant::Wide;
   }();
-  return on;
+  return v;
 }
 
 // Launches gemm_wgmma_ws_kernel<kMode> (or gemm_wgmma_kernel<kMode>) on
@@ -547,7 +553,7 @@ inline bool wgmma_ws_on() {
 // once per instantiation and file: internal linkage).
 template <int kMode>
 int launch_gemm_wgmma_grid(cudaStream_t st, dim3 grid, const TcParams& p) {
-  if (wgmma_ws_on()) {
+  if (wgmma_variant() == WgmmaVariant::Ws) {
     static bool ws_opted_in = false;
     if (!ws_opted_in) {
       if (cudaError_t e = cudaFuncSetAttribute(gemm_wgmma_ws_kernel<kMode>,

@@ -1,13 +1,14 @@
 // Large-M linear (prefill) on the tensor cores, in plain-linear mode (rows
 // 0..M-1 of x in, the same rows of out): where it fits (FP4 weights with
 // 16-byte rows, x with 16-byte rows, K % 64 == 0: all of Gemma-4's shapes)
-// the wgmma core of gemm_wgmma.cuh (or, with SEATRT_PREFILL_GEMM=mma*, the
+// the wgmma core (gemm_wgmma_wide.cuh's 256 x 128 tile, or gemm_wgmma.cuh's
+// under SEATRT_PREFILL_WGMMA; with SEATRT_PREFILL_GEMM=mma*, the
 // mma.sync core of gemm_mma.cuh), else the 128x128-tile core of gemm_tc.cuh
 // (SEATRT_PREFILL_GEMM=tc: always).  Used for BF16 activations only, so no rounding of the
 // inputs happens here; the weight decode to BF16 is exact and the global
 // divisor is applied once per output in fp32.  NOTES-prefill.md has the
 // design and the measured throughput.
-#include "gemm_wgmma.cuh"
+#include "gemm_wgmma_wide.cuh"
 
 namespace seatrt::cuda {
 
@@ -29,7 +30,7 @@ int launch_linear_tc(Stream s, const WeightRef& w, const GemvProblem& p, bool ve
     };
     switch (mma_choice()) {
       case MmaChoice::Wgmma:
-        return launch_gemm_wgmma(st, t);
+        return wgmma_variant() == WgmmaVariant::Wide ? launch_gemm_wgmma_wide(st, t) : launch_gemm_wgmma(st, t);
       case MmaChoice::Linear128:
         return launch_gemm_mma<kMmaMoeWM, kMmaMoeWN, kMmaMoeStages, false>(st, grid_for(64 * kMmaMoeWM, 64 * kMmaMoeWN), t);
       case MmaChoice::Linear256n:
