@@ -50,11 +50,12 @@ inline bool mma_fits(bool tc_fast_all, bool x_vec, bool w_vec, int64_t k) {
 namespace {
 
 // Which core the prefill GEMMs take, from SEATRT_PREFILL_GEMM (read once):
-//   unset or "wgmma": the linear on the wgmma core of gemm_wgmma.cuh (the
-//       default since device run 4, 2026-11-30 22:12 UTC: every [gemm] case
-//       passed, memcheck clean, the 30 layers' linears at 8k 253 TFLOP/s
-//       against gemm_tc's 194; NOTES-prefill.md), and the MoE's grouped
-//       GEMMs on the same core since run 5 (SEATRT_PREFILL_MOE=tc keeps the
+//   unset or "wgmma": the linear on a wgmma core (since device run 4,
+//       2026-11-30 22:12 UTC: the 30 layers' linears at 8k 253 TFLOP/s
+//       against gemm_tc's 194; since run 6, 2026-12-02, on the 256 x 128
+//       tile of gemm_wgmma_wide.cuh at 392; SEATRT_PREFILL_WGMMA picks
+//       another wgmma kernel; NOTES-prefill.md), and the MoE's grouped
+//       GEMMs on gemm_wgmma.cuh since run 5 (SEATRT_PREFILL_MOE=tc keeps the
 //       MoE alone on gemm_tc.cuh: k_moe_grouped.cu's moe_core());
 //   "tc":      gemm_tc.cuh for both;
 //   "mma":     this core (linear 256 x 128, MoE 128 x 128);

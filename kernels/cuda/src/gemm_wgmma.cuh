@@ -1,8 +1,10 @@
 // A third prefill GEMM core on Hopper's asynchronous warpgroup MMA
 // (wgmma.mma_async m64n256k16, BF16 in, fp32 accumulate).  It serves the
-// same three modes as gemm_tc.cuh through the same TcParams: the plain
-// linear (the default since device run 4), and the grouped MoE's gate/up
-// (GLU) and down GEMMs (run 5, NOTES-prefill.md), for the common case only:
+// same three modes as gemm_tc.cuh through the same TcParams: the grouped
+// MoE's gate/up (GLU) and down GEMMs (the default since run 5,
+// NOTES-prefill.md) and the plain linear (the default from run 4 until run 6
+// moved it to gemm_wgmma_wide.cuh's 256 x 128 tile; kept under
+// SEATRT_PREFILL_WGMMA=sync), for the common case only:
 // every weight FP4 with 16-byte rows, x with 16-byte rows, K % 64 == 0.
 //
 // Why: the mma.sync core of gemm_mma.cuh is latency-bound at 8 warps per SM
