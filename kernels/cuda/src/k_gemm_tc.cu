@@ -8,6 +8,7 @@
 // inputs happens here; the weight decode to BF16 is exact and the global
 // divisor is applied once per output in fp32.  NOTES-prefill.md has the
 // design and the measured throughput.
+#include "gemm_wgmma_launch.cuh"
 #include "gemm_wgmma_wide.cuh"
 
 namespace seatrt::cuda {

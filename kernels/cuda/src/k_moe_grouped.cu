@@ -15,7 +15,7 @@
 // gemm_tc.cuh; moe_core() below says how SEATRT_PREFILL_GEMM /
 // SEATRT_PREFILL_MOE pick another core.  (An expand-every-expert-to-BF16
 // variant was measured slower end to end and removed: NOTES-prefill.md.)
-#include "gemm_wgmma.cuh"
+#include "gemm_wgmma_launch.cuh"
 #include "prefill.hpp"
 
 namespace seatrt::cuda {
