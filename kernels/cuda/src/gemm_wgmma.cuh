@@ -25,8 +25,8 @@
 // through, barrier; issue the four wgmma of step s; while they run, decode
 // step s+1 and issue the copies of step s+S-1; wait for the wgmma (the next
 // iteration overwrites what they read).
-// The decode is gemm_tc.cuh's (exact); the global divisor is applied in fp32
-// in the epilogue.
+// The decode is decode8_pairs (exact, fp4 * scale * 2^-26); the epilogue
+// multiplies by 2^26 and applies the global divisor in fp32.
 //
 // MoE modes (the block's 128 x-rows are one TcTile of the grouping kernel:
 // one expert, <= 128 rows of the expert-sorted assignment list):
