@@ -171,3 +171,33 @@ TEST_CASE("prefill: grouped MoE at the model's shapes, skewed: idle experts, a s
   const auto [err_bf16, got_bf16] = moe_error(ex, 144, H, k, true, SEATRT_DTYPE_BF16);
   CHECK(err_bf16 <= 1e-2);
 }
+
+TEST_CASE("prefill: grouped MoE on 256-row tiles (experts averaging >= 192 rows)", "[prefill][gemm]") {
+  // 8 experts, top-2, 1,024 tokens: 2,048 assignments, 256 per expert on
+  // average, so the grouping lists tiles of up to 256 rows for
+  // gemm_wgmma_wide.cuh (by default; SEATRT_PREFILL_MOE_TILE=128 or another
+  // SEATRT_PREFILL_GEMM / _WGMMA core takes the 128-row path instead).
+  // Uniform: most experts a full tile and a few rows over (warpgroups with
+  // no rows skip their wgmma); skewed: expert 3 ~950 rows (three full tiles
+  // and a partial one), 4-7 idle.  H 320: a partial 128-column down tile;
+  // I 192: three 64-output gate/up blocks.
+  const int64_t H = 320, I = 192, k = 2;
+  const Experts ex(8, H, I);
+  for (bool skewed : {false, true}) {
+    INFO((skewed ? "skewed" : "uniform"));
+    const auto [err, got] = moe_error(ex, 1024, H, k, skewed, SEATRT_DTYPE_F32);
+    CHECK(err <= 1e-2);
+  }
+  const auto [err_bf16, got] = moe_error(ex, 1024, H, k, true, SEATRT_DTYPE_BF16);
+  CHECK(err_bf16 <= 1e-2);
+}
+
+TEST_CASE("prefill: grouped MoE on 256-row tiles at the model's expert shapes", "[prefill][gemm]") {
+  // 8 experts, top-8, 200 tokens: every expert has 200 rows, one tile whose
+  // fourth warpgroup holds 8 rows; K 2816 (44 steps) for gate/up, 704 (11)
+  // for down.
+  const int64_t H = 2816, I = 704, k = 8;
+  const Experts ex(8, H, I);
+  const auto [err, got] = moe_error(ex, 200, H, k, false, SEATRT_DTYPE_F32);
+  CHECK(err <= 1e-2);
+}

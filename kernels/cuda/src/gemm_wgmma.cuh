@@ -148,14 +148,16 @@ __device__ __forceinline__ void wgmma_m64n256k16(float* d, uint64_t desc_a, uint
 // The block's job (both kernels): plain linear, rows blockIdx.y * kBM..;
 // MoE, the row tile blockIdx.y of the grouping kernel.  False: no work (past
 // the rows, or past *num_tiles: the grid is sized for the most tiles possible).
-template <int kMode>
+// kBM: the block's rows (a MoE tile has at most as many: the grouping
+// kernel was asked for tiles of that size).
+template <int kMode, int kBM = wg::kBM>
 __device__ __forceinline__ bool wg_job(const TcParams& p, TcJob& job) {
   if constexpr (kMode == int(TcMode::Linear)) {
     job.w = p.w;
-    job.m0 = int64_t(blockIdx.y) * wg::kBM;
+    job.m0 = int64_t(blockIdx.y) * kBM;
     const int64_t left = p.x.rows - job.m0;
     if (left <= 0) return false;
-    job.rows = static_cast<int32_t>(left < wg::kBM ? left : wg::kBM);
+    job.rows = static_cast<int32_t>(left < kBM ? left : kBM);
   } else {
     if (int(blockIdx.y) >= *p.num_tiles) return false;
     const TcTile tile = p.tiles[blockIdx.y];
@@ -206,13 +208,15 @@ struct WgUnits {
   }
 };
 
-// The epilogue of both kernels: a warpgroup's 64 x 256 accumulators (wgi:
-// its 64-row half of the block) to the output.  `up` undoes the decode's
-// power-of-two factor (2^26: decode8_pairs gives fp4 * scale * 2^-26), so
-// the value stored is the one the unscaled products would give.
-template <int kMode>
-__device__ __forceinline__ void wg_store(const TcParams& p, const TcJob& job, int64_t n0, const float (&acc)[128], int wgi,
-                                         int warp, int lane, float up) {
+// The epilogue of the wgmma kernels: a warpgroup's 64 x kCols accumulators
+// (kCols / 2 per thread; wgi: the warpgroup's 64-row part of the block) to
+// the output.  `up` undoes the decode's power-of-two factor (2^26:
+// decode8_pairs gives fp4 * scale * 2^-26), so the value stored is the one
+// the unscaled products would give.
+template <int kMode, int kCols = wg::kBN>
+__device__ __forceinline__ void wg_store(const TcParams& p, const TcJob& job, int64_t n0, const float (&acc)[kCols / 2],
+                                         int wgi, int warp, int lane, float up) {
+  constexpr int kJ = kCols / 8;  // 8-column groups
   constexpr bool kGlu = kMode == int(TcMode::MoeGateUp), kDown = kMode == int(TcMode::MoeDown);
   // Accumulator i of a thread is row 16 * warp + g (+8 for i % 4
   // >= 2) of its warpgroup's 64, column 8 * (i / 4) + 2 * tq + i % 2.
@@ -223,12 +227,12 @@ __device__ __forceinline__ void wg_store(const TcParams& p, const TcJob& job, in
     if (r >= job.rows) continue;
     int64_t row = job.m0 + r;
     if constexpr (kGlu) {
-      // Columns j*8.. (j < 16) are gate, (j + 16)*8.. the up rows of the same outputs.
+      // Columns j*8.. (j < kJ / 2) are gate, (j + kJ / 2)*8.. the up rows of the same outputs.
       const float gdiv = job.w.global_divisor, udiv = job.w_up.global_divisor;
 #pragma unroll
-      for (int j = 0; j < 16; ++j) {
+      for (int j = 0; j < kJ / 2; ++j) {
         const float* ga = &acc[4 * j + 2 * hh];
-        const float* ua = &acc[4 * (j + 16) + 2 * hh];
+        const float* ua = &acc[4 * (j + kJ / 2) + 2 * hh];
         const float v0 = activation(p.act, ga[0] * up / gdiv) * (ua[0] * up / udiv);
         const float v1 = activation(p.act, ga[1] * up / gdiv) * (ua[1] * up / udiv);
         mma::store2(p.out, p.n, row, n0 + j * 8 + 2 * tq, v0, v1);
@@ -241,7 +245,7 @@ __device__ __forceinline__ void wg_store(const TcParams& p, const TcJob& job, in
       }
       const float div = job.w.global_divisor;  // acc * up / div: up a power of two (exact)
 #pragma unroll
-      for (int j = 0; j < 32; ++j)
+      for (int j = 0; j < kJ; ++j)
         mma::store2(p.out, p.n, row, n0 + j * 8 + 2 * tq, acc[4 * j + 2 * hh] * up / div * scale,
                     acc[4 * j + 2 * hh + 1] * up / div * scale);
     }

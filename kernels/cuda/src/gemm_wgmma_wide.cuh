@@ -1,8 +1,10 @@
-// The plain linear's prefill GEMM on a 256 x 128 tile (x rows x weight
-// rows): gemm_wgmma.cuh's pipeline and decode with half the weight tile per
-// K step and twice the warps.  Four warpgroups (512 threads) each own 64
-// x-rows x 128 weight rows (wgmma m64n128k16, 64 fp32 accumulators per
-// thread).
+// The prefill GEMM on a 256 x 128 tile (x rows x weight rows): gemm_wgmma.cuh's
+// pipeline and decode with half the weight tile per K step and twice the
+// warps.  Four warpgroups (512 threads) each own 64 x-rows x 128 weight rows
+// (wgmma m64n128k16, 64 fp32 accumulators per thread).  The three modes of
+// gemm_wgmma.cuh: the plain linear (the default) and the grouped MoE's
+// gate/up (64 gate and the same 64 up rows per block) and down, on the
+// grouping kernel's tiles of up to 256 rows of one expert.
 //
 // Why: the 128 x 256 core is bound by instruction issue in the FP4 decode
 // (NOTES-prefill.md run 6: tensor pipe ~29% busy, ~530 instructions per warp
@@ -10,8 +12,10 @@
 // tile here serves 256 x-rows instead of 128, so a K step of the same MMA
 // work (256 x 128 x 64) decodes half the weights (8,192 codes: one 16-code
 // group per thread), and four warps per scheduler instead of two hide each
-// other's latencies.  The MoE keeps the 128 x 256 core: its row tiles are
-// the grouping kernel's 128 rows.
+// other's latencies.  For the MoE the cost is padding: an expert's last tile
+// is part full (a warpgroup with no rows skips its wgmma, but the decode is
+// the block's), so k_moe_grouped.cu takes this tile only where the experts
+// average enough rows (NOTES-prefill.md run 7).
 //
 // Shared memory (128-byte swizzle as gemm_wgmma.cuh): kStages activation
 // tiles of 256 x 64 BF16 (32 KiB), kStages raw FP4 slots of 128 x 32 bytes,
@@ -75,8 +79,12 @@ __device__ __forceinline__ uint32_t group_scale_up(uint32_t raw, bool e4m3) {
 
 }  // namespace wgw
 
+// kMode: TcMode::Linear, MoeGateUp or MoeDown (the MoE's row tiles are then
+// the grouping kernel's tiles of up to kBM rows).
+template <int kMode>
 __global__ void __launch_bounds__(wgw::kThreads, 1) gemm_wgmma_wide_kernel(TcParams p) {
   using namespace wgw;
+  constexpr bool kGlu = kMode == int(TcMode::MoeGateUp);
   extern __shared__ __align__(1024) unsigned char wgw_dyn[];
   __shared__ const __nv_bfloat16* arows[kBM];
   const uint32_t raw_base = mma::smem_addr(wgw_dyn);
@@ -88,24 +96,29 @@ __global__ void __launch_bounds__(wgw::kThreads, 1) gemm_wgmma_wide_kernel(TcPar
   unsigned char* const gsb = wgw_dyn + (sb - raw_base);
 
   TcJob job;
-  job.w = p.w;
-  job.m0 = int64_t(blockIdx.y) * kBM;
-  const int64_t left = p.x.rows - job.m0;
-  if (left <= 0) return;
-  job.rows = static_cast<int32_t>(left < kBM ? left : kBM);
+  if (!wg_job<kMode, kBM>(p, job)) return;
   const int t = threadIdx.x, wgi = t >> 7, warp = (t >> 5) & 3, lane = t & 31;
-  const int64_t n0 = int64_t(blockIdx.x) * kBN;
+  // First output column of the block (GLU: 64 outputs, each a gate and an up row).
+  const int64_t n0 = int64_t(blockIdx.x) * (kGlu ? kBN / 2 : kBN);
   for (int r = t; r < kBM; r += kThreads) arows[r] = tc_a_row(p, job, r);
+  // A warpgroup whose 64 rows are all past the tile's skips its wgmma (the
+  // last tile of an expert is often part full); the decode is shared.  The
+  // test is made warp-uniform through a shuffle (ptxas serializes wgmma
+  // under a branch it cannot prove uniform); the plain linear has no test.
+  const bool wg_rows =
+      kMode == int(TcMode::Linear) || __shfl_sync(0xffffffffu, int(wgi * 64 < job.rows), 0) != 0;
 
   // This thread's 16 codes of each step: weight tile row br, columns
-  // 16 * qc .. +15 (one scale group).
+  // 16 * qc .. +15 (one scale group).  GLU: tile rows 0-63 are gate rows
+  // n0.., 64-127 the up rows n0...
   const int br = t >> 2, qc = t & 3;
-  const int64_t wrow = n0 + br;
+  const WeightRef w = (kGlu && br >= kBN / 2) ? job.w_up : job.w;
+  const int64_t wrow = n0 + (kGlu ? br % (kBN / 2) : br);
   const bool wok = wrow < p.n;
-  const bool e4m3 = p.w.kind == int32_t(WeightKind::Fp4E4m3Scales);
+  const bool e4m3 = w.kind == int32_t(WeightKind::Fp4E4m3Scales);
   const int64_t rr = wok ? wrow : 0;
-  const unsigned char* const wq = static_cast<const unsigned char*>(p.w.data) + rr * p.w.data_row_bytes + qc * 8;
-  const char* const ws = static_cast<const char*>(p.w.scales) + rr * p.w.scale_row_elems * (e4m3 ? 1 : 2);
+  const unsigned char* const wq = static_cast<const unsigned char*>(w.data) + rr * w.data_row_bytes + qc * 8;
+  const char* const ws = static_cast<const char*>(w.scales) + rr * w.scale_row_elems * (e4m3 ? 1 : 2);
   __syncthreads();  // arows
 
   const int nk = static_cast<int>(p.k / kBK);
@@ -160,51 +173,54 @@ __global__ void __launch_bounds__(wgw::kThreads, 1) gemm_wgmma_wide_kernel(TcPar
     __syncthreads();              // ... of every thread; step s-1's wgmma are done (waited below)
     const uint32_t a_tile = sa + (s % kStages) * kATile + wgi * 64 * 128;
     const uint32_t b_tile = sb + (s & 1) * kBTile;
-    wg::wgmma_fence();
+    if (wg_rows) {
+      wg::wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < kBK / 16; ++ks) wgmma_m64n128k16(acc, wg::desc(a_tile + ks * 32), wg::desc(b_tile + ks * 32));
-    wg::wgmma_commit();
+      for (int ks = 0; ks < kBK / 16; ++ks) wgmma_m64n128k16(acc, wg::desc(a_tile + ks * 32), wg::desc(b_tile + ks * 32));
+      wg::wgmma_commit();
+    }
     // While the tensor cores run: the next step's weights and a later step's copies.
     if (s + 1 < nk) decode(s + 1, sc);
     if (s + kStages - 1 < nk) issue(s + kStages - 1);
     mma::cp_commit();
     if (s + 2 < nk) sc = load_scale(s + 2);
-    wg::wgmma_wait0();
+    wg::wgmma_wait0();  // a no-op with nothing committed; unconditional so ptxas sees every path wait
 #pragma unroll
     for (int i = 0; i < 64; ++i) wg::fence_reg(acc[i]);
   }
   mma::cp_wait<0>();
-
-  // Accumulator i of a thread: row 16 * warp + g (+8 for i % 4 >= 2) of its
-  // warpgroup's 64, column 8 * (i / 4) + 2 * tq + i % 2; 2^26 undoes the
-  // decode's factor (exact), then the global divisor.
-  const int g = lane >> 2, tq = lane & 3;
-  const float up = mma_fp4::kScaleDown, div = p.w.global_divisor;
-#pragma unroll
-  for (int hh = 0; hh < 2; ++hh) {
-    const int r = wgi * 64 + warp * 16 + g + hh * 8;
-    if (r >= job.rows) continue;
-    const int64_t row = job.m0 + r;
-#pragma unroll
-    for (int j = 0; j < 16; ++j)
-      mma::store2(p.out, p.n, row, n0 + j * 8 + 2 * tq, acc[4 * j + 2 * hh] * up / div,
-                  acc[4 * j + 2 * hh + 1] * up / div);
-  }
+  if (wg_rows) wg_store<kMode, kBN>(p, job, n0, acc, wgi, warp, lane, mma_fp4::kScaleDown);
 }
 
-// Plain linear on the wide tile (the opt-in above 48 KiB of shared memory is
-// set once per file: internal linkage).
-inline int launch_gemm_wgmma_wide(cudaStream_t st, const TcParams& p) {
+// Launches gemm_wgmma_wide_kernel<kMode> on `grid` (the opt-in above 48 KiB
+// of shared memory is set once per instantiation and file: internal linkage).
+template <int kMode>
+int launch_gemm_wgmma_wide_grid(cudaStream_t st, dim3 grid, const TcParams& p) {
   static bool opted_in = false;
   if (!opted_in) {
     if (cudaError_t e =
-            cudaFuncSetAttribute(gemm_wgmma_wide_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, wgw::kSmem))
+            cudaFuncSetAttribute(gemm_wgmma_wide_kernel<kMode>, cudaFuncAttributeMaxDynamicSharedMemorySize, wgw::kSmem))
       return static_cast<int>(e);
     opted_in = true;
   }
-  const dim3 grid(static_cast<unsigned>(ceil_div(p.n, wgw::kBN)), static_cast<unsigned>(ceil_div(p.x.rows, wgw::kBM)));
-  gemm_wgmma_wide_kernel<<<grid, wgw::kThreads, wgw::kSmem, st>>>(p);
+  gemm_wgmma_wide_kernel<kMode><<<grid, wgw::kThreads, wgw::kSmem, st>>>(p);
   return last_error();
+}
+
+// Plain linear on the wide tile.
+inline int launch_gemm_wgmma_wide(cudaStream_t st, const TcParams& p) {
+  const dim3 grid(static_cast<unsigned>(ceil_div(p.n, wgw::kBN)), static_cast<unsigned>(ceil_div(p.x.rows, wgw::kBM)));
+  return launch_gemm_wgmma_wide_grid<int(TcMode::Linear)>(st, grid, p);
+}
+
+// Grouped MoE gate/up (p.mode MoeGateUp) or down (MoeDown) over up to
+// `max_tiles` row tiles of up to wgw::kBM rows (blocks past *p.num_tiles return).
+inline int launch_gemm_wgmma_wide_moe(cudaStream_t st, const TcParams& p, unsigned max_tiles) {
+  if (p.mode == TcMode::MoeGateUp)
+    return launch_gemm_wgmma_wide_grid<int(TcMode::MoeGateUp)>(
+        st, dim3(static_cast<unsigned>(ceil_div(p.n, wgw::kBN / 2)), max_tiles), p);
+  return launch_gemm_wgmma_wide_grid<int(TcMode::MoeDown)>(
+      st, dim3(static_cast<unsigned>(ceil_div(p.n, wgw::kBN)), max_tiles), p);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Grouped tensor-core MoE for many tokens (prefill).  Four launches:
 //  1. one block groups the T*k (token, slot) assignments by expert: counts,
 //     prefix sums, the expert-sorted assignment list, and the list of
-//     128-row tiles (expert, first position, rows) of every used expert;
+//     128- or 256-row tiles (expert, first position, rows) of every used expert;
 //  2. ONE grouped GEMM over all tiles for gate and up together (each block
 //     reads 64 gate and the same 64 up weight rows), act(gate) * up formed in
 //     registers, written as BF16 rows in expert-sorted order (h);
@@ -10,12 +10,14 @@
 //  4. out[t] = sum over j of y[t*k + j] in slot order: deterministic, no
 //     atomics across experts.
 // Unused experts cost nothing: no tile is listed for them.
-// The two GEMMs run on the wgmma core of gemm_wgmma.cuh where it fits (FP4
-// weights with 16-byte rows, K % 64 == 0: all of Gemma-4's shapes), else on
-// gemm_tc.cuh; moe_core() below says how SEATRT_PREFILL_GEMM /
+// The two GEMMs run on a wgmma core where it fits (FP4 weights with 16-byte
+// rows, K % 64 == 0: all of Gemma-4's shapes): gemm_wgmma_wide.cuh's on
+// 256-row tiles where the experts average enough rows, else gemm_wgmma.cuh's
+// on 128-row tiles; else on gemm_tc.cuh; moe_core() below says how SEATRT_PREFILL_GEMM /
 // SEATRT_PREFILL_MOE pick another core.  (An expand-every-expert-to-BF16
 // variant was measured slower end to end and removed: NOTES-prefill.md.)
 #include "gemm_wgmma_launch.cuh"
+#include "gemm_wgmma_wide.cuh"
 #include "prefill.hpp"
 
 namespace seatrt::cuda {
@@ -24,8 +26,8 @@ namespace {
 constexpr int kGroupThreads = 1024;
 
 __global__ void __launch_bounds__(kGroupThreads)
-    moe_tiles_kernel(const int32_t* ids, int64_t assignments, int num_experts, int32_t* sorted, TcTile* tiles,
-                     int32_t* num_tiles) {
+    moe_tiles_kernel(const int32_t* ids, int64_t assignments, int num_experts, int tile_rows, int32_t* sorted,
+                     TcTile* tiles, int32_t* num_tiles) {
   extern __shared__ int32_t sm[];
   int32_t* count = sm;                  // [E]
   int32_t* cursor = sm + num_experts;   // [E]
@@ -40,8 +42,8 @@ __global__ void __launch_bounds__(kGroupThreads)
     int32_t run = 0, n = 0;
     for (int e = 0; e < num_experts; ++e) {
       cursor[e] = run;
-      for (int32_t r = 0; r < count[e]; r += kTcBM)
-        tiles[n++] = TcTile{e, run + r, count[e] - r < kTcBM ? count[e] - r : kTcBM, 0};
+      for (int32_t r = 0; r < count[e]; r += tile_rows)
+        tiles[n++] = TcTile{e, run + r, count[e] - r < tile_rows ? count[e] - r : tile_rows, 0};
       run += count[e];
     }
     *num_tiles = n;
@@ -100,9 +102,26 @@ struct Workspace {
 
 size_t align256(size_t b) { return (b + 255) / 256 * 256; }
 
-size_t max_tiles(const MoeProblem& p) {
+// The most row tiles of `tile_rows` rows the grouping kernel can list (the
+// workspace holds the most for kTcBM, the smallest tile).
+size_t max_tiles(const MoeProblem& p, int tile_rows = kTcBM) {
   const size_t A = static_cast<size_t>(p.tokens) * static_cast<size_t>(p.top_k);
-  return (A + kTcBM - 1) / kTcBM + static_cast<size_t>(p.num_experts);
+  return (A + tile_rows - 1) / tile_rows + static_cast<size_t>(p.num_experts);
+}
+
+// Whether the GEMMs take gemm_wgmma_wide.cuh's 256-row tiles (else
+// gemm_wgmma.cuh's 128): SEATRT_PREFILL_MOE_TILE=128 or 256 forces one; by
+// default 256 where the experts average at least kWideMinRows rows, so the
+// part-full last tile of an expert costs less than the decode it saves
+// (NOTES-prefill.md run 7 has the measurements behind the threshold).
+constexpr int64_t kWideMinRows = 192;
+bool moe_wide_tiles(const MoeProblem& p) {
+  static const int forced = [] {
+    const char* v = std::getenv("SEATRT_PREFILL_MOE_TILE");
+    return v ? std::atoi(v) : 0;
+  }();
+  if (wgmma_variant() != WgmmaVariant::Wide || forced == 128) return false;
+  return forced == 256 || p.tokens * p.top_k >= kWideMinRows * p.num_experts;
 }
 
 Workspace carve(const MoeProblem& p, void* base) {
@@ -149,11 +168,24 @@ int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast
   cudaStream_t st = cudaStream_t(s);
   const Workspace ws = carve(p, workspace);
   const int64_t A = p.tokens * p.top_k;
-  moe_tiles_kernel<<<1, kGroupThreads, sizeof(int32_t) * 2 * size_t(p.num_experts), st>>>(
-      p.ids, A, p.num_experts, ws.sorted, ws.tiles, ws.num_tiles);
-  if (int e = last_error()) return e;
-  const unsigned tiles = static_cast<unsigned>(max_tiles(p));
   const bool x_vec = (reinterpret_cast<uintptr_t>(p.x.data) % 16) == 0 && (p.x.row_stride * 2) % 16 == 0;
+  const bool down_x_vec = (p.intermediate * 2) % 16 == 0;
+  const bool fast = fast_weights && p.vec && x_vec && p.hidden % 32 == 0 && p.intermediate % 32 == 0;
+  // Each GEMM decides on its own where the core fits (gate/up's K is H,
+  // down's is I).  Device run 3: the mma.sync core was 15% slower here.
+  const MmaChoice core = moe_core();
+  const bool wg_on = core == MmaChoice::Wgmma;
+  const bool mma_on = core != MmaChoice::OldCore && !wg_on;
+  const bool fits_gu = mma_fits(fast_weights, x_vec, p.vec, p.hidden);
+  const bool fits_d = mma_fits(fast_weights, down_x_vec, p.vec, p.intermediate);
+  // 256-row tiles only where both GEMMs take the wide core (the other cores
+  // take at most kTcBM rows per tile).
+  const bool wide = wg_on && fits_gu && fits_d && moe_wide_tiles(p);
+  const int tile_rows = wide ? wgw::kBM : kTcBM;
+  moe_tiles_kernel<<<1, kGroupThreads, sizeof(int32_t) * 2 * size_t(p.num_experts), st>>>(
+      p.ids, A, p.num_experts, tile_rows, ws.sorted, ws.tiles, ws.num_tiles);
+  if (int e = last_error()) return e;
+  const unsigned tiles = static_cast<unsigned>(max_tiles(p, tile_rows));
 
   TcParams g;
   g.mode = TcMode::MoeGateUp;
@@ -170,16 +202,9 @@ int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast
   g.act = p.activation;
   g.x_vec = x_vec;
   g.w_vec = p.vec;
-  const bool fast = fast_weights && p.vec && x_vec && p.hidden % 32 == 0 && p.intermediate % 32 == 0;
   const dim3 grid_gu(static_cast<unsigned>(ceil_div(p.intermediate, kTcBN / 2)), tiles);
-  // Each GEMM decides on its own where the core fits (gate/up's K is H,
-  // down's is I).  Device run 3: the mma.sync core was 15% slower here.
-  const MmaChoice core = moe_core();
-  const bool wg_on = core == MmaChoice::Wgmma;
-  const bool mma_on = core != MmaChoice::OldCore && !wg_on;
-  const bool fits_gu = mma_fits(fast_weights, x_vec, p.vec, p.hidden);
-  const bool down_x_vec = (p.intermediate * 2) % 16 == 0;
-  if (int e = wg_on && fits_gu      ? launch_gemm_wgmma_moe(st, g, tiles)
+  if (int e = wide                ? launch_gemm_wgmma_wide_moe(st, g, tiles)
+              : wg_on && fits_gu  ? launch_gemm_wgmma_moe(st, g, tiles)
               : mma_on && fits_gu ? launch_gemm_mma<kMmaMoeWM, kMmaMoeWN, kMmaMoeStages, true>(st, grid_gu, g)
               : fast              ? launch_gemm_tc<true, true>(st, grid_gu, g)
                                   : launch_gemm_tc<true, false>(st, grid_gu, g))
@@ -199,8 +224,8 @@ int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast
   d.x_vec = down_x_vec;
   d.w_vec = p.vec;
   const dim3 grid_d(static_cast<unsigned>(ceil_div(p.hidden, kTcBN)), tiles);
-  const bool fits_d = mma_fits(fast_weights, d.x_vec, p.vec, p.intermediate);
-  if (int e = wg_on && fits_d      ? launch_gemm_wgmma_moe(st, d, tiles)
+  if (int e = wide               ? launch_gemm_wgmma_wide_moe(st, d, tiles)
+              : wg_on && fits_d  ? launch_gemm_wgmma_moe(st, d, tiles)
               : mma_on && fits_d ? launch_gemm_mma<kMmaMoeWM, kMmaMoeWN, kMmaMoeStages, false>(st, grid_d, d)
               : fast             ? launch_gemm_tc<false, true>(st, grid_d, d)
                                  : launch_gemm_tc<false, false>(st, grid_d, d))
