@@ -172,7 +172,7 @@ TEST_CASE("prefill: grouped MoE at the model's shapes, skewed: idle experts, a s
   CHECK(err_bf16 <= 1e-2);
 }
 
-TEST_CASE("prefill: grouped MoE on 256-row tiles (experts averaging >= 192 rows)", "[prefill][gemm]") {
+TEST_CASE("prefill: grouped MoE on 256-row tiles (experts averaging >= 64 rows)", "[prefill][gemm]") {
   // 8 experts, top-2, 1,024 tokens: 2,048 assignments, 256 per expert on
   // average, so the grouping lists tiles of up to 256 rows for
   // gemm_wgmma_wide.cuh (by default; SEATRT_PREFILL_MOE_TILE=128 or another

@@ -111,10 +111,11 @@ size_t max_tiles(const MoeProblem& p, int tile_rows = kTcBM) {
 
 // Whether the GEMMs take gemm_wgmma_wide.cuh's 256-row tiles (else
 // gemm_wgmma.cuh's 128): SEATRT_PREFILL_MOE_TILE=128 or 256 forces one; by
-// default 256 where the experts average at least kWideMinRows rows, so the
-// part-full last tile of an expert costs less than the decode it saves
-// (NOTES-prefill.md run 7 has the measurements behind the threshold).
-constexpr int64_t kWideMinRows = 192;
+// default 256 where the experts average at least kWideMinRows rows.  Measured
+// (NOTES-prefill.md run 7): the wide tile is faster from 64 rows per expert
+// (1,024 tokens, top-8 of 128: -15%) to 512 (8k: -34%), in spite of the
+// part-full last tiles; below 64 it was not measured, so 128 stays there.
+constexpr int64_t kWideMinRows = 64;
 bool moe_wide_tiles(const MoeProblem& p) {
   static const int forced = [] {
     const char* v = std::getenv("SEATRT_PREFILL_MOE_TILE");
