@@ -201,3 +201,29 @@ TEST_CASE("prefill: grouped MoE on 256-row tiles at the model's expert shapes", 
   const auto [err, got] = moe_error(ex, 200, H, k, false, SEATRT_DTYPE_F32);
   CHECK(err <= 1e-2);
 }
+
+TEST_CASE("prefill: dense BF16 linear at the router's shape and a ragged one, many rows", "[prefill][gemm]") {
+  // N 128, K 2816: the MoE router at prompt rows (gemm_bf16w.cuh reads the
+  // weight as is); N 200, K 192: a partial 128-row weight tile and three K
+  // steps, fewer than the kernel's four stages; M 2048 / 300: whole and
+  // partial 256-row tiles.
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{128, 2816}, {200, 192}}) {
+    const std::vector<uint8_t> raw = random_values(n * k, SEATRT_DTYPE_BF16, 0.05f);
+    auto make = [&](Provider& p) {
+      seatrt_linear_weight w{};
+      w.struct_size = sizeof w;
+      w.format = SEATRT_WFMT_DENSE;
+      w.layout = SEATRT_LAYOUT_DENSE_ROW_MAJOR;
+      w.out_features = n;
+      w.in_features = k;
+      w.data = p.upload(raw.data(), raw.size(), SEATRT_DTYPE_BF16, {n, k});
+      w.global_scale = 1.0f;
+      return w;
+    };
+    const seatrt_linear_weight wc = make(cuda()), wp = make(cpu());
+    for (int64_t m : {300, 2048}) {
+      INFO("N " << n << " K " << k << " M " << m);
+      CHECK(linear_error(wc, wp, m, SEATRT_DTYPE_F32) <= 1e-4);
+    }
+  }
+}

@@ -65,6 +65,10 @@ struct GemvProblem {
   // x that the kernel does not stage itself is split there once into three
   // exact BF16 planes (k_linear.cu).
   void* x_planes = nullptr;
+  // Optional scratch of at least linear_tc_expand_bytes(w, n, k) bytes: the
+  // prefill linear expands an NVFP4 weight there once into BF16
+  // (gemm_bf16w.cuh); without it the weight is decoded in the GEMM's loop.
+  void* w_bf16 = nullptr;
 };
 
 // Bytes of the three BF16 planes of an F32 [rows, cols] activation.
@@ -88,8 +92,13 @@ constexpr int64_t kDenseSmallNMaxFeatures = 1024;
 constexpr int64_t kDenseSmallNMaxRows = 64;
 bool dense_small_n_fits(const WeightRef& w, const GemvProblem& p);
 int launch_dense_small_n(Stream s, const WeightRef& w, const GemvProblem& p);
-// The tensor-core path launch_linear takes for BF16 activations with M > 8.
+// The tensor-core path launch_linear takes for BF16 activations with more
+// than 64 rows.
 int launch_linear_tc(Stream s, const WeightRef& w, const GemvProblem& p, bool vec);
+// Scratch bytes launch_linear_tc can use for `w` (n x k) through
+// GemvProblem::w_bf16: the size of its BF16 expansion where the decode-free
+// GEMM takes the weight, else 0 (SEATRT_PREFILL_LINEAR=decode: always 0).
+size_t linear_tc_expand_bytes(const WeightRef& w, int64_t n, int64_t k);
 
 int launch_elementwise(Stream s, int op, const Mat& a, const Mat& b, float alpha, const Mat& out);
 int launch_embedding(Stream s, const int32_t* ids, int64_t count, const Mat& table, float scale,

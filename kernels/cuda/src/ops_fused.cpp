@@ -5,6 +5,7 @@
 // launches between them are gone.  Shapes the fused launches do not cover
 // (prefill rows, dense or unaligned weights) run the single operations.
 // Every argument is checked before anything is enqueued.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -130,14 +131,21 @@ void linear_glu(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_linear
   }
   // The single operations, their F32 products in one scratch block: [BF16
   // copy of x (the prefill option) | up | gate, unless out is F32 and holds
-  // it | x's planes].  glu then reads gate and up elementwise, so gate may
-  // be out itself.
-  const bool round_x = ctx->prefill_bf16 && mx.dtype == SEATRT_DTYPE_F32 && mx.rows > kLinearTensorCoreRows;
+  // it | x's planes | the BF16 expansion of gate, then of up (tensor-core
+  // rows)].  glu then reads gate and up elementwise, so gate may be out
+  // itself.
+  const bool tc_rows = mx.rows > kLinearTensorCoreRows;
+  const bool round_x = ctx->prefill_bf16 && mx.dtype == SEATRT_DTYPE_F32 && tc_rows;
   const bool gate_in_out = mo.dtype == SEATRT_DTYPE_F32;
-  const size_t copy = round_x ? bf16_copy_bytes(view3_of(mx)) : 0;
+  const size_t copy = round_x ? align256(bf16_copy_bytes(view3_of(mx))) : 0;
   const size_t product = align256(sizeof(float) * static_cast<size_t>(mx.rows) * static_cast<size_t>(inter));
   const size_t planes = p.x_planes ? align256(x_planes_bytes(mx)) : 0;
-  char* block = static_cast<char*>(scratch(ctx, s, copy + product * (gate_in_out ? 1 : 2) + planes));
+  const bool bf16_x = round_x || mx.dtype == SEATRT_DTYPE_BF16;
+  const size_t expand = tc_rows && bf16_x ? std::max(linear_tc_expand_bytes(gate, inter, mx.cols),
+                                                     linear_tc_expand_bytes(up, inter, mx.cols))
+                                          : 0;
+  const size_t before_expand = copy + product * (gate_in_out ? 1 : 2) + planes;
+  char* block = static_cast<char*>(scratch(ctx, s, before_expand + expand));
   Mat xin = mx;
   if (round_x) {
     check(launch_to_bf16(s, view3_of(mx), block), "linear_glu launch (F32 -> BF16)");
@@ -151,6 +159,7 @@ void linear_glu(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_linear
   one.x = xin;
   one.x_planes = planes ? block + copy + product * (gate_in_out ? 1 : 2) : nullptr;
   one.out = gate_out;
+  one.w_bf16 = expand ? block + before_expand : nullptr;  // gate's expansion, then up's (stream order)
   check(launch_linear(s, gate, one), "linear_glu launch (gate)");
   one.out = up_out;
   check(launch_linear(s, up, one), "linear_glu launch (up)");

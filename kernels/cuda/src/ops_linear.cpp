@@ -112,12 +112,19 @@ void linear(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_linear_arg
   if (p.x.cols != p.k) invalid(op, "x has " + std::to_string(p.x.cols) + " columns, the weight " + std::to_string(p.k));
   if (p.out.rows != p.x.rows || p.out.cols != p.n) invalid(op, "out must be [M, out_features]");
   if (p.x.rows > 65535LL * 1024) unsupported(op, "too many rows");
-  // Opt-in BF16 prefill: many F32 rows go to the tensor cores as a BF16 copy.
-  if (ctx->prefill_bf16 && p.x.dtype == SEATRT_DTYPE_F32 && p.x.rows > kLinearTensorCoreRows) {
-    const View3 x32 = view3_of(p.x);
-    void* copy = scratch(ctx, s, bf16_copy_bytes(x32));
-    check(launch_to_bf16(s, x32, copy), "linear launch (F32 -> BF16)");
-    p.x = Mat{copy, SEATRT_DTYPE_BF16, p.x.rows, p.x.cols, p.x.cols};
+  // Tensor-core rows: the opt-in BF16 prefill takes F32 x as a BF16 copy, and
+  // BF16 x may use a BF16 expansion of the weight; both in one scratch block
+  // [copy | expansion].
+  if (p.x.rows > kLinearTensorCoreRows) {
+    const bool round_x = ctx->prefill_bf16 && p.x.dtype == SEATRT_DTYPE_F32;
+    const size_t copy = round_x ? (bf16_copy_bytes(view3_of(p.x)) + 255) / 256 * 256 : 0;
+    const size_t expand = (round_x || p.x.dtype == SEATRT_DTYPE_BF16) ? linear_tc_expand_bytes(w, p.n, p.k) : 0;
+    char* block = copy + expand ? static_cast<char*>(scratch(ctx, s, copy + expand)) : nullptr;
+    if (round_x) {
+      check(launch_to_bf16(s, view3_of(p.x), block), "linear launch (F32 -> BF16)");
+      p.x = Mat{block, SEATRT_DTYPE_BF16, p.x.rows, p.x.cols, p.x.cols};
+    }
+    if (expand) p.w_bf16 = block + copy;
   }
   // Decode-shaped F32 x: scratch for its one-time split into BF16 planes,
   // which launch_linear uses where the kernel does not stage x itself.
