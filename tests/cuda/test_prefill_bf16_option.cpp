@@ -167,6 +167,63 @@ TEST_CASE("prefill_bf16: dense BF16 linear with 300 F32 rows runs on the tensor 
   check_prefill(run_linear(random_dense_bf16(256, 512), 300), true);
 }
 
+TEST_CASE("prefill_bf16: linear_multi with 300 F32 rows: x rounded once, each weight on the tensor cores",
+          "[prefill_bf16]") {
+  // Two NVFP4 weights (a partial 128-row tile in the second) and a dense
+  // one: each output against the CPU provider on the rounded x (the
+  // tensor-core bound) and on the F32 x (the bf16 bound).
+  const int64_t m = 300, k = 1024;
+  const std::vector<Weight> w = {random_fp4(320, k), random_fp4(136, k), random_dense_bf16(128, k)};
+  const std::vector<uint8_t> x32 = random_values(m * k, SEATRT_DTYPE_F32);
+  Pair x = both(x32, SEATRT_DTYPE_F32, {m, k});
+  Pair xr = both(rounded_to_bf16(x32), SEATRT_DTYPE_F32, {m, k});
+  std::vector<Pair> out;
+  for (const Weight& wi : w) out.push_back(both_empty(SEATRT_DTYPE_F32, {m, wi.cuda.out_features}));
+  seatrt_linear_multi_args ac{};
+  ac.struct_size = sizeof ac;
+  ac.count = static_cast<int32_t>(w.size());
+  ac.x = &x.cuda;
+  for (size_t i = 0; i < w.size(); ++i) {
+    ac.weights[i] = &w[i].cuda;
+    ac.outs[i] = &out[i].cuda;
+  }
+  bf16().run(cuda().api().linear_multi, ac, "cuda linear_multi (prefill_bf16)");
+  for (size_t i = 0; i < w.size(); ++i) {
+    INFO("weight " << i);
+    const std::vector<float> got = cuda().download_f32(out[i].cuda);
+    seatrt_linear_args lr{sizeof(seatrt_linear_args), &xr.cpu, &w[i].cpu, &out[i].cpu};
+    ok(cpu().api().linear(cpu().ctx(), cpu().stream(), &lr), "cpu linear (rounded x)");
+    CHECK(rel_error(got, cpu().download_f32(out[i].cpu)) <= kTensorCoreBound);
+    seatrt_linear_args lp{sizeof(seatrt_linear_args), &x.cpu, &w[i].cpu, &out[i].cpu};
+    ok(cpu().api().linear(cpu().ctx(), cpu().stream(), &lp), "cpu linear");
+    CHECK(rel_error(got, cpu().download_f32(out[i].cpu)) <= kBf16Bound);
+  }
+}
+
+TEST_CASE("prefill_bf16: linear_glu with 300 F32 rows: one tensor-core GEMM with the GLU in its epilogue",
+          "[prefill_bf16]") {
+  // I 200: a partial 64-output block; against the CPU provider on the
+  // rounded x (the tensor-core bound) and on the F32 x (the bf16 bound).
+  const int64_t m = 300, k = 1024, inter = 200;
+  const Weight gate = random_fp4(inter, k), up = random_fp4(inter, k);
+  const std::vector<uint8_t> x32 = random_values(m * k, SEATRT_DTYPE_F32, 0.5f);
+  Pair x = both(x32, SEATRT_DTYPE_F32, {m, k});
+  Pair xr = both(rounded_to_bf16(x32), SEATRT_DTYPE_F32, {m, k});
+  for (int32_t odt : {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16}) {
+    INFO("out dtype " << odt);
+    Pair out = both_empty(odt, {m, inter});
+    seatrt_linear_glu_args ac{sizeof ac, SEATRT_ACT_GELU_TANH, &x.cuda, &gate.cuda, &up.cuda, &out.cuda};
+    bf16().run(cuda().api().linear_glu, ac, "cuda linear_glu (prefill_bf16)");
+    const std::vector<float> got = cuda().download_f32(out.cuda);
+    seatrt_linear_glu_args ar{sizeof ar, SEATRT_ACT_GELU_TANH, &xr.cpu, &gate.cpu, &up.cpu, &out.cpu};
+    ok(cpu().api().linear_glu(cpu().ctx(), cpu().stream(), &ar), "cpu linear_glu (rounded x)");
+    CHECK(rel_error(got, cpu().download_f32(out.cpu)) <= (odt == SEATRT_DTYPE_F32 ? kTensorCoreBound : 1e-2));
+    seatrt_linear_glu_args ap{sizeof ap, SEATRT_ACT_GELU_TANH, &x.cpu, &gate.cpu, &up.cpu, &out.cpu};
+    ok(cpu().api().linear_glu(cpu().ctx(), cpu().stream(), &ap), "cpu linear_glu");
+    CHECK(rel_error(got, cpu().download_f32(out.cpu)) <= kBf16Bound);
+  }
+}
+
 TEST_CASE("prefill_bf16: decode-shaped linear calls are untouched (bit-identical to the default context)",
           "[prefill_bf16]") {
   const Weight fp4 = random_fp4(320, 1024), dense = random_dense_bf16(256, 512);

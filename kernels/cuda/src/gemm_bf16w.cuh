@@ -72,7 +72,11 @@ __global__ void __launch_bounds__(bw::kExpandThreads) expand_fp4_kernel(WeightRe
 
 // Plain linear: out = x * W^T * up / global_divisor, W = p.w.data as BF16
 // rows of p.w.data_row_bytes (16-byte aligned), x BF16 with 16-byte rows,
-// p.k % 64 == 0.
+// p.k % 64 == 0.  kGlu: out = act(x * G^T * up / gate divisor) * (x * U^T *
+// up / up divisor) with G = p.w, U = p.w_up (same layout): the weight tile's
+// rows 0-63 are gate rows n0.., 64-127 the same up rows, and wg_store's GLU
+// epilogue pairs them in registers (p.n = the intermediate size).
+template <bool kGlu>
 __global__ void __launch_bounds__(bw::kThreads, 1) gemm_bf16w_kernel(TcParams p, float up) {
   using namespace bw;
   extern __shared__ __align__(1024) unsigned char bw_dyn[];
@@ -81,11 +85,13 @@ __global__ void __launch_bounds__(bw::kThreads, 1) gemm_bf16w_kernel(TcParams p,
 
   TcJob job;
   if (!wg_job<int(TcMode::Linear), kBM>(p, job)) return;
+  job.w_up = p.w_up;
   const int t = threadIdx.x, wgi = t >> 7, warp = (t >> 5) & 3, lane = t & 31;
-  const int64_t n0 = int64_t(blockIdx.x) * kBN;
+  const int64_t n0 = int64_t(blockIdx.x) * (kGlu ? kBN / 2 : kBN);
   const int ch = t & 7;  // the 16-byte chunk (8 BF16 along K) this thread copies in each row
 
-  // This thread's rows: A rows (t >> 3) + 64 i, weight rows the same for i < kBCopies.
+  // This thread's rows: A rows (t >> 3) + 64 i, weight tile rows the same
+  // for i < kBCopies (GLU: i = 0 a gate row, i = 1 the same up row).
   const __nv_bfloat16* arow[kACopies];
   const unsigned char* brow[kBCopies];
   bool bok[kBCopies];
@@ -97,9 +103,11 @@ __global__ void __launch_bounds__(bw::kThreads, 1) gemm_bf16w_kernel(TcParams p,
   }
 #pragma unroll
   for (int i = 0; i < kBCopies; ++i) {
-    const int64_t row = n0 + (t >> 3) + i * (kThreads / 8);
+    static_assert(kBCopies == 2 && kBN / 2 == kThreads / 8, "GLU: copy i = 0 is the gate half, 1 the up half");
+    const WeightRef& w = kGlu && i == 1 ? p.w_up : p.w;
+    const int64_t row = n0 + (t >> 3) + (kGlu ? 0 : i * (kThreads / 8));
     bok[i] = row < p.n;
-    brow[i] = static_cast<const unsigned char*>(p.w.data) + (bok[i] ? row : 0) * p.w.data_row_bytes + ch * 16;
+    brow[i] = static_cast<const unsigned char*>(w.data) + (bok[i] ? row : 0) * w.data_row_bytes + ch * 16;
   }
 
   const int nk = static_cast<int>(p.k / kBK);
@@ -147,36 +155,58 @@ __global__ void __launch_bounds__(bw::kThreads, 1) gemm_bf16w_kernel(TcParams p,
 #pragma unroll
   for (int i = 0; i < 64; ++i) wg::fence_reg(acc[i]);
   mma::cp_wait<0>();
-  wg_store<int(TcMode::Linear), kBN>(p, job, n0, acc, wgi, warp, lane, up);
+  wg_store<int(kGlu ? TcMode::MoeGateUp : TcMode::Linear), kBN>(p, job, n0, acc, wgi, warp, lane, up);
 }
 
 // Bytes of the BF16 expansion of an n x k FP4 weight (256-byte aligned).
 inline size_t bf16w_bytes(int64_t n, int64_t k) { return (size_t(n) * size_t(k) * 2 + 255) / 256 * 256; }
 
+// Expands FP4 weight w (n x k) into `expanded` and points w there.
+inline int expand_to(cudaStream_t st, WeightRef& w, int64_t n, int64_t k, void* expanded) {
+  const int64_t groups = n * (k / 16);
+  expand_fp4_kernel<<<static_cast<unsigned>(ceil_div(groups, bw::kExpandThreads)), bw::kExpandThreads, 0, st>>>(
+      w, n, k, static_cast<__nv_bfloat16*>(expanded));
+  w.data = expanded;
+  w.data_row_bytes = k * 2;
+  return last_error();
+}
+
+template <bool kGlu>
+int launch_bf16w_kernel(cudaStream_t st, const TcParams& q, float up) {
+  static bool opted_in = false;  // once per instantiation and file (internal linkage)
+  if (!opted_in) {
+    if (cudaError_t e =
+            cudaFuncSetAttribute(gemm_bf16w_kernel<kGlu>, cudaFuncAttributeMaxDynamicSharedMemorySize, bw::kSmem))
+      return static_cast<int>(e);
+    opted_in = true;
+  }
+  const dim3 grid(static_cast<unsigned>(ceil_div(q.n, kGlu ? bw::kBN / 2 : bw::kBN)),
+                  static_cast<unsigned>(ceil_div(q.x.rows, bw::kBM)));
+  gemm_bf16w_kernel<kGlu><<<grid, bw::kThreads, bw::kSmem, st>>>(q, up);
+  return last_error();
+}
+
 // The plain linear through the BF16 path: an FP4 weight is expanded into
 // `expanded` (bf16w_bytes(p.n, p.k) bytes, stream-ordered scratch) first; a
 // dense BF16 weight is read as is (`expanded` unused).
 inline int launch_gemm_bf16w(cudaStream_t st, const TcParams& p, void* expanded) {
-  static bool opted_in = false;
-  if (!opted_in) {
-    if (cudaError_t e = cudaFuncSetAttribute(gemm_bf16w_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bw::kSmem))
-      return static_cast<int>(e);
-    opted_in = true;
-  }
   TcParams q = p;
   float up = 1.0f;
   if (p.w.kind != int32_t(WeightKind::DenseBf16)) {
-    const int64_t groups = p.n * (p.k / 16);
-    expand_fp4_kernel<<<static_cast<unsigned>(ceil_div(groups, bw::kExpandThreads)), bw::kExpandThreads, 0, st>>>(
-        p.w, p.n, p.k, static_cast<__nv_bfloat16*>(expanded));
-    if (int e = last_error()) return e;
-    q.w.data = expanded;
-    q.w.data_row_bytes = p.k * 2;
+    if (int e = expand_to(st, q.w, p.n, p.k, expanded)) return e;
     up = mma_fp4::kScaleDown;
   }
-  const dim3 grid(static_cast<unsigned>(ceil_div(p.n, bw::kBN)), static_cast<unsigned>(ceil_div(p.x.rows, bw::kBM)));
-  gemm_bf16w_kernel<<<grid, bw::kThreads, bw::kSmem, st>>>(q, up);
-  return last_error();
+  return launch_bf16w_kernel<false>(st, q, up);
+}
+
+// act(x * gate^T) * (x * up^T) through the BF16 path, both FP4 (p.w gate,
+// p.w_up up, p.n the intermediate size): expanded into `expanded` (gate) and
+// right after it (up), bf16w_bytes(p.n, p.k) bytes each.
+inline int launch_gemm_bf16w_glu(cudaStream_t st, const TcParams& p, void* expanded) {
+  TcParams q = p;
+  if (int e = expand_to(st, q.w, p.n, p.k, expanded)) return e;
+  if (int e = expand_to(st, q.w_up, p.n, p.k, static_cast<char*>(expanded) + bf16w_bytes(p.n, p.k))) return e;
+  return launch_bf16w_kernel<true>(st, q, mma_fp4::kScaleDown);
 }
 
 }  // namespace

@@ -46,6 +46,24 @@ size_t linear_tc_expand_bytes(const WeightRef& w, int64_t n, int64_t k) {
   return bf16w_bytes(n, k);
 }
 
+int launch_linear_glu_tc(Stream s, const WeightRef& gate, const WeightRef& up, int activation, const GemvProblem& p) {
+  const size_t one = linear_tc_expand_bytes(gate, p.n, p.k);
+  if (!p.w_bf16 || one == 0 || linear_tc_expand_bytes(up, p.n, p.k) == 0 || p.x.dtype != SEATRT_DTYPE_BF16 ||
+      !rows16(p.x.data, p.x.row_stride * 2))
+    return kNotFused;
+  if (p.x.rows == 0 || p.n == 0) return 0;
+  TcParams t;
+  t.mode = TcMode::Linear;
+  t.w = gate;
+  t.w_up = up;
+  t.n = p.n;
+  t.k = p.k;
+  t.x = p.x;
+  t.out = p.out;
+  t.act = activation;
+  return launch_gemm_bf16w_glu(cudaStream_t(s), t, p.w_bf16);
+}
+
 int launch_linear_tc(Stream s, const WeightRef& w, const GemvProblem& p, bool vec) {
   if (p.x.rows == 0 || p.n == 0) return 0;
   TcParams t;

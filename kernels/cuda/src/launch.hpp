@@ -99,6 +99,11 @@ int launch_linear_tc(Stream s, const WeightRef& w, const GemvProblem& p, bool ve
 // GemvProblem::w_bf16: the size of its BF16 expansion where the decode-free
 // GEMM takes the weight, else 0 (SEATRT_PREFILL_LINEAR=decode: always 0).
 size_t linear_tc_expand_bytes(const WeightRef& w, int64_t n, int64_t k);
+// linear_glu at tensor-core rows (BF16 x) in one GEMM with act(gate) * up in
+// its epilogue (gemm_bf16w.cuh), both weights FP4 and expanded into p.w_bf16
+// (2 * linear_tc_expand_bytes(gate, p.n, p.k) bytes); kNotFused, having
+// enqueued nothing, where it does not fit.
+int launch_linear_glu_tc(Stream s, const WeightRef& gate, const WeightRef& up, int activation, const GemvProblem& p);
 
 int launch_elementwise(Stream s, int op, const Mat& a, const Mat& b, float alpha, const Mat& out);
 int launch_embedding(Stream s, const int32_t* ids, int64_t count, const Mat& table, float scale,

@@ -94,6 +94,32 @@ void linear_multi(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_line
     check(e, "linear_multi launch");
     return;
   }
+  // Prefill rows on the tensor cores: x rounded to BF16 once for all the
+  // weights (the prefill option; linear() would round it again for each),
+  // and each weight's BF16 expansion in turn, in one scratch block [copy |
+  // expansion] (stream order: a weight's GEMM is done before the next
+  // expansion overwrites it).
+  const bool round_x = ctx->prefill_bf16 && mx.dtype == SEATRT_DTYPE_F32;
+  if (mx.rows > kLinearTensorCoreRows && (round_x || mx.dtype == SEATRT_DTYPE_BF16) && mx.rows <= 65535LL * 1024) {
+    size_t expand = 0;
+    for (int32_t i = 0; i < count; ++i) expand = std::max(expand, linear_tc_expand_bytes(refs[i], outs[i].cols, mx.cols));
+    const size_t copy = round_x ? align256(bf16_copy_bytes(view3_of(mx))) : 0;
+    char* block = copy + expand ? static_cast<char*>(scratch(ctx, s, copy + expand)) : nullptr;
+    GemvProblem one;
+    one.k = mx.cols;
+    one.x = mx;
+    if (round_x) {
+      check(launch_to_bf16(s, view3_of(mx), block), "linear_multi launch (F32 -> BF16)");
+      one.x = Mat{block, SEATRT_DTYPE_BF16, mx.rows, mx.cols, mx.cols};
+    }
+    one.w_bf16 = expand ? block + copy : nullptr;
+    for (int32_t i = 0; i < count; ++i) {
+      one.n = outs[i].cols;
+      one.out = outs[i];
+      check(launch_linear(s, refs[i], one), "linear_multi launch");
+    }
+    return;
+  }
   for (int32_t i = 0; i < count; ++i) {
     const seatrt_linear_args one{sizeof(seatrt_linear_args), a.x, a.weights[i], a.outs[i]};
     linear(ctx, s, &one);
@@ -128,6 +154,29 @@ void linear_glu(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_linear
   if (e != kNotFused) {
     check(e, "linear_glu launch");
     return;
+  }
+  // Prefill rows, both weights FP4: one GEMM with the GLU in its epilogue,
+  // on BF16 x (the prefill option's copy of F32 x) and BF16 expansions of
+  // the weights, in one scratch block [copy | gate expansion | up's].
+  if (mx.rows > kLinearTensorCoreRows && (mx.dtype == SEATRT_DTYPE_BF16 || ctx->prefill_bf16)) {
+    const size_t one = linear_tc_expand_bytes(gate, inter, mx.cols);
+    if (one && linear_tc_expand_bytes(up, inter, mx.cols) == one) {
+      const bool round = mx.dtype == SEATRT_DTYPE_F32;
+      const size_t copy = round ? align256(bf16_copy_bytes(view3_of(mx))) : 0;
+      char* block = static_cast<char*>(scratch(ctx, s, copy + 2 * one));
+      GemvProblem g = p;
+      if (round) {
+        check(launch_to_bf16(s, view3_of(mx), block), "linear_glu launch (F32 -> BF16)");
+        g.x = Mat{block, SEATRT_DTYPE_BF16, mx.rows, mx.cols, mx.cols};
+      }
+      g.x_planes = nullptr;
+      g.w_bf16 = block + copy;
+      const int eg = launch_linear_glu_tc(s, gate, up, a.activation, g);
+      if (eg != kNotFused) {
+        check(eg, "linear_glu launch (tensor cores)");
+        return;
+      }
+    }
   }
   // The single operations, their F32 products in one scratch block: [BF16
   // copy of x (the prefill option) | up | gate, unless out is F32 and holds
