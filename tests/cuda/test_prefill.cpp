@@ -227,3 +227,24 @@ TEST_CASE("prefill: dense BF16 linear at the router's shape and a ragged one, ma
     }
   }
 }
+
+TEST_CASE("prefill: decode-free linear and linear_glu on 256-row tiles (launches that fill the GPU)", "[prefill][gemm]") {
+  // The tests above are small enough for gemm_bf16w.cuh's 64-row tile (fewer
+  // 256-row blocks than SMs); these take the 256-row tile: N 2048 x M 4352
+  // (16 x 17 blocks, a partial last row tile), and the GLU's 2112 outputs
+  // (33 blocks of 64) x M 2048 (8).
+  const HostNvfp4 h = random_nvfp4(2048, 256);
+  const seatrt_linear_weight wc = nvfp4_weight(cuda(), h, false), wp = nvfp4_weight(cpu(), h, false);
+  CHECK(linear_error(wc, wp, 4352 + 37, SEATRT_DTYPE_F32) <= 1e-4);
+
+  const int64_t inter = 2112, k = 256, m = 2048;
+  const HostNvfp4 gh = random_nvfp4(inter, k), uh = random_nvfp4(inter, k);
+  const seatrt_linear_weight gc = nvfp4_weight(cuda(), gh, false), gp = nvfp4_weight(cpu(), gh, false);
+  const seatrt_linear_weight uc = nvfp4_weight(cuda(), uh, true), up = nvfp4_weight(cpu(), uh, false);
+  Pair x = both_random(SEATRT_DTYPE_BF16, {m, k}, 0.5f), out = both_empty(SEATRT_DTYPE_F32, {m, inter});
+  seatrt_linear_glu_args ac{sizeof ac, SEATRT_ACT_GELU_TANH, &x.cuda, &gc, &uc, &out.cuda};
+  seatrt_linear_glu_args ap{sizeof ap, SEATRT_ACT_GELU_TANH, &x.cpu, &gp, &up, &out.cpu};
+  ok(cuda().api().linear_glu(cuda().ctx(), cuda().stream(), &ac), "cuda linear_glu");
+  ok(cpu().api().linear_glu(cpu().ctx(), cpu().stream(), &ap), "cpu linear_glu");
+  CHECK(rel_error(cuda().download_f32(out.cuda), cpu().download_f32(out.cpu)) <= 1e-4);
+}

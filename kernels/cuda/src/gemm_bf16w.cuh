@@ -16,9 +16,10 @@
 // one) and applies the global divisor in fp32, as wg_store does.
 //
 // Block: 256 x-rows x 128 weight rows, four warpgroups (512 threads) of
-// m64n128k16 (gemm_wgmma_wide.cuh's wgmma_m64n128k16), K steps of 64.
-// Shared memory: kStages stages of [A 256 x 64 | B 128 x 64] BF16 in the
-// 128-byte swizzle (48 KiB a stage).  Iteration s: wait for this thread's
+// m64n128k16 (gemm_wgmma_wide.cuh's wgmma_m64n128k16), K steps of 64; or,
+// where 256-row tiles would leave SMs idle, 64 x-rows and one warpgroup.
+// Shared memory: kStages stages of [A 256 (64) x 64 | B 128 x 64] BF16 in
+// the 128-byte swizzle (48 (24) KiB a stage).  Iteration s: wait for this thread's
 // copies of step s, fence them to the async proxy, barrier; issue step s's
 // wgmma; issue the copies of step s + kStages - 2 into the slot step s - 2
 // used; wait until at most one wgmma group (step s's) is pending, so step s's
@@ -34,13 +35,21 @@ namespace seatrt::cuda {
 namespace {
 namespace bw {
 
-constexpr int kBM = 256, kBN = 128, kBK = 64, kStages = 4, kThreads = 512;
-constexpr int kATile = kBM * 128;  // bytes of one activation stage
+constexpr int kBN = 128, kBK = 64, kStages = 4;
 constexpr int kBTile = kBN * 128;  // bytes of one weight stage
-constexpr int kSmem = kStages * (kATile + kBTile) + 1024;  // + alignment slack
-constexpr int kACopies = kBM * 8 / kThreads;               // 16-byte copies per thread and step
-constexpr int kBCopies = kBN * 8 / kThreads;
 constexpr int kExpandThreads = 256;
+
+// The block's shape for kWG warpgroups (4: the default 256-row tile; 1: a
+// 64-row tile for launches too small to fill the GPU with 256-row tiles,
+// such as the router's 128 outputs).
+template <int kWG>
+struct Tile {
+  static constexpr int kThreads = 128 * kWG, kBM = 64 * kWG;
+  static constexpr int kATile = kBM * 128;                             // bytes of one activation stage
+  static constexpr int kSmem = kStages * (kATile + kBTile) + 1024;     // + alignment slack
+  static constexpr int kACopies = kBM * 8 / kThreads;                  // 16-byte copies per thread and step
+  static constexpr int kBCopies = kBN * 8 / kThreads;
+};
 
 __device__ __forceinline__ void wgmma_wait1() { asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); }
 
@@ -76,9 +85,13 @@ __global__ void __launch_bounds__(bw::kExpandThreads) expand_fp4_kernel(WeightRe
 // up / up divisor) with G = p.w, U = p.w_up (same layout): the weight tile's
 // rows 0-63 are gate rows n0.., 64-127 the same up rows, and wg_store's GLU
 // epilogue pairs them in registers (p.n = the intermediate size).
-template <bool kGlu>
-__global__ void __launch_bounds__(bw::kThreads, 1) gemm_bf16w_kernel(TcParams p, float up) {
+// kWG: see bw::Tile.
+template <bool kGlu, int kWG>
+__global__ void __launch_bounds__(bw::Tile<kWG>::kThreads, 1) gemm_bf16w_kernel(TcParams p, float up) {
   using namespace bw;
+  using T = Tile<kWG>;
+  constexpr int kThreads = T::kThreads, kBM = T::kBM, kATile = T::kATile, kACopies = T::kACopies,
+                kBCopies = T::kBCopies;
   extern __shared__ __align__(1024) unsigned char bw_dyn[];
   const uint32_t base = (mma::smem_addr(bw_dyn) + 1023u) & ~1023u;  // the swizzle is a function of the address
   const uint32_t sa = base, sb = base + kStages * kATile;
@@ -90,8 +103,9 @@ __global__ void __launch_bounds__(bw::kThreads, 1) gemm_bf16w_kernel(TcParams p,
   const int64_t n0 = int64_t(blockIdx.x) * (kGlu ? kBN / 2 : kBN);
   const int ch = t & 7;  // the 16-byte chunk (8 BF16 along K) this thread copies in each row
 
-  // This thread's rows: A rows (t >> 3) + 64 i, weight tile rows the same
-  // for i < kBCopies (GLU: i = 0 a gate row, i = 1 the same up row).
+  // This thread's rows: A rows (t >> 3) + kThreads / 8 * i, weight tile
+  // rows the same for i < kBCopies (GLU: tile rows 0-63 are gate rows n0..,
+  // 64-127 the same up rows).
   const __nv_bfloat16* arow[kACopies];
   const unsigned char* brow[kBCopies];
   bool bok[kBCopies];
@@ -103,9 +117,9 @@ __global__ void __launch_bounds__(bw::kThreads, 1) gemm_bf16w_kernel(TcParams p,
   }
 #pragma unroll
   for (int i = 0; i < kBCopies; ++i) {
-    static_assert(kBCopies == 2 && kBN / 2 == kThreads / 8, "GLU: copy i = 0 is the gate half, 1 the up half");
-    const WeightRef& w = kGlu && i == 1 ? p.w_up : p.w;
-    const int64_t row = n0 + (t >> 3) + (kGlu ? 0 : i * (kThreads / 8));
+    const int r = (t >> 3) + i * (kThreads / 8);
+    const WeightRef& w = kGlu && r >= kBN / 2 ? p.w_up : p.w;
+    const int64_t row = n0 + (kGlu ? r % (kBN / 2) : r);
     bok[i] = row < p.n;
     brow[i] = static_cast<const unsigned char*>(w.data) + (bok[i] ? row : 0) * w.data_row_bytes + ch * 16;
   }
@@ -171,19 +185,40 @@ inline int expand_to(cudaStream_t st, WeightRef& w, int64_t n, int64_t k, void* 
   return last_error();
 }
 
-template <bool kGlu>
-int launch_bf16w_kernel(cudaStream_t st, const TcParams& q, float up) {
+template <bool kGlu, int kWG>
+int launch_bf16w_tile(cudaStream_t st, const TcParams& q, float up) {
+  using T = bw::Tile<kWG>;
   static bool opted_in = false;  // once per instantiation and file (internal linkage)
   if (!opted_in) {
-    if (cudaError_t e =
-            cudaFuncSetAttribute(gemm_bf16w_kernel<kGlu>, cudaFuncAttributeMaxDynamicSharedMemorySize, bw::kSmem))
+    if (cudaError_t e = cudaFuncSetAttribute(gemm_bf16w_kernel<kGlu, kWG>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmem))
       return static_cast<int>(e);
     opted_in = true;
   }
   const dim3 grid(static_cast<unsigned>(ceil_div(q.n, kGlu ? bw::kBN / 2 : bw::kBN)),
-                  static_cast<unsigned>(ceil_div(q.x.rows, bw::kBM)));
-  gemm_bf16w_kernel<kGlu><<<grid, bw::kThreads, bw::kSmem, st>>>(q, up);
+                  static_cast<unsigned>(ceil_div(q.x.rows, T::kBM)));
+  gemm_bf16w_kernel<kGlu, kWG><<<grid, T::kThreads, T::kSmem, st>>>(q, up);
   return last_error();
+}
+
+// The 256-row tile, or the 64-row one where 256-row tiles would not give
+// every SM a block (the router: 128 outputs, 32 blocks at 8k rows).
+// SEATRT_PREFILL_BF16W_TILE=64 or 256 forces one (tests, benchmarks).
+template <bool kGlu>
+int launch_bf16w_kernel(cudaStream_t st, const TcParams& q, float up) {
+  static const int forced = [] {
+    const char* v = std::getenv("SEATRT_PREFILL_BF16W_TILE");
+    return v ? std::atoi(v) : 0;
+  }();
+  static const int sms = [] {
+    int dev = 0, n = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+      return 132;
+    return n;
+  }();
+  const int64_t big_blocks = ceil_div(q.n, kGlu ? bw::kBN / 2 : bw::kBN) * ceil_div(q.x.rows, bw::Tile<4>::kBM);
+  const bool small = forced == 64 || (forced != 256 && big_blocks < sms);
+  return small ? launch_bf16w_tile<kGlu, 1>(st, q, up) : launch_bf16w_tile<kGlu, 4>(st, q, up);
 }
 
 // The plain linear through the BF16 path: an FP4 weight is expanded into
