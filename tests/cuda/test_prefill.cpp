@@ -229,10 +229,10 @@ TEST_CASE("prefill: dense BF16 linear at the router's shape and a ragged one, ma
 }
 
 TEST_CASE("prefill: decode-free linear and linear_glu on 256-row tiles (launches that fill the GPU)", "[prefill][gemm]") {
-  // The tests above are small enough for gemm_bf16w.cuh's 64-row tile (fewer
-  // 256-row blocks than SMs); these take the 256-row tile: N 2048 x M 4352
-  // (16 x 17 blocks, a partial last row tile), and the GLU's 2112 outputs
-  // (33 blocks of 64) x M 2048 (8).
+  // Most tests above are small enough for gemm_bf16w.cuh's 64-row tile (at
+  // most a quarter of the SMs' worth of 256-row blocks); these take the
+  // 256-row tile: N 2048 x M 4389 (16 x 18 blocks, a partial last row
+  // tile), and the GLU's 2112 outputs (33 blocks of 64) x M 2048 (8).
   const HostNvfp4 h = random_nvfp4(2048, 256);
   const seatrt_linear_weight wc = nvfp4_weight(cuda(), h, false), wp = nvfp4_weight(cpu(), h, false);
   CHECK(linear_error(wc, wp, 4352 + 37, SEATRT_DTYPE_F32) <= 1e-4);

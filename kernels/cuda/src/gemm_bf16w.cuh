@@ -201,9 +201,11 @@ int launch_bf16w_tile(cudaStream_t st, const TcParams& q, float up) {
   return last_error();
 }
 
-// The 256-row tile, or the 64-row one where 256-row tiles would not give
-// every SM a block (the router: 128 outputs, 32 blocks at 8k rows).
-// SEATRT_PREFILL_BF16W_TILE=64 or 256 forces one (tests, benchmarks).
+// The 256-row tile, or the 64-row one where 256-row tiles would keep at most
+// a quarter of the SMs busy (the router: 128 outputs, 32 blocks at 8k rows).
+// The 64-row tile runs one warpgroup per block (two per SM): at 2k rows it
+// made the k/v projections (128 blocks of 256 rows) slower, so the bar is
+// low.  SEATRT_PREFILL_BF16W_TILE=64 or 256 forces one (tests, benchmarks).
 template <bool kGlu>
 int launch_bf16w_kernel(cudaStream_t st, const TcParams& q, float up) {
   static const int forced = [] {
@@ -217,7 +219,7 @@ int launch_bf16w_kernel(cudaStream_t st, const TcParams& q, float up) {
     return n;
   }();
   const int64_t big_blocks = ceil_div(q.n, kGlu ? bw::kBN / 2 : bw::kBN) * ceil_div(q.x.rows, bw::Tile<4>::kBM);
-  const bool small = forced == 64 || (forced != 256 && big_blocks < sms);
+  const bool small = forced == 64 || (forced != 256 && big_blocks * 4 <= sms);
   return small ? launch_bf16w_tile<kGlu, 1>(st, q, up) : launch_bf16w_tile<kGlu, 4>(st, q, up);
 }
 

@@ -271,9 +271,9 @@ seatrt_tensor Model::fold_router_scale(const seatrt_tensor& router_scale) {
 //   an ABI 1.2 provider: 17 -- q/k/v one linear_multi, gate/up/glu one
 //   linear_glu, the router's and the experts' input norms one rms_norm_multi;
 //   an ABI 1.4 provider: 14 -- q/k/v's norms, RoPE and the KV store one
-//   qkv_norm_rope_store; 12 with SEATRT_GEMMA4_FUSED=pair, where the
-//   feed-forward end (both branches' norms, their sum's, the residual add and
-//   the next norm) is one add_rms_norm_pair (measured no faster: kernel_ops.hpp).
+//   qkv_norm_rope_store; 12 in prefill-sized forwards (kernel_ops.hpp says
+//   when), where the feed-forward end (both branches' norms, their sum's, the
+//   residual add and the next norm) is one add_rms_norm_pair.
 void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
   const int64_t t = b.num_tokens;
   if (t <= 0 || t > max_tokens_)
@@ -376,10 +376,10 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
     const bool last = li + 1 == c_.num_layers;
     const seatrt_tensor* next_norm = last ? &final_norm_ : &layers_[static_cast<std::size_t>(li) + 1].input_norm;
     const bool want_x = !last || b.num_logits > 0;
-    // ABI 1.4 add_rms_norm_pair (only when asked, kernel_ops.hpp): the dense
+    // ABI 1.4 add_rms_norm_pair (prefill-sized forwards, kernel_ops.hpp): the dense
     // branch's norm, the expert branch's, their sum's and the layer's end
     // below in one call after the join.
-    const bool pair = c_.moe && ops.has_add_rms_norm_pair();
+    const bool pair = c_.moe && ops.has_add_rms_norm_pair(t);
     // Fork: the experts' branch (on `side`) reads h, ready here; the dense
     // MLP stays on `stream`.  They meet again before the expert branch's norm.
     if (c_.moe) order(side_, stream);

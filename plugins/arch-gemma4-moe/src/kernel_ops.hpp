@@ -23,10 +23,14 @@ class Ops {
   // SEATRT_GEMMA4_FUSED=0 (read per forward, a switch for tests and
   // benchmarks) runs the unfused sequences even where the provider has the
   // ABI 1.1-1.4 fused operations; SEATRT_GEMMA4_FUSED=1.3 leaves out
-  // qkv_norm_rope_store too.  add_rms_norm_pair is used only with
-  // SEATRT_GEMMA4_FUSED=pair: on the H200 it was no faster than its
-  // sequence (batch-1 step 3.856 against 3.816 ms, 2026-12-01 12:27 UTC),
-  // whose first norm runs beside the experts on the dense branch's stream.
+  // qkv_norm_rope_store too.  add_rms_norm_pair is used by default for
+  // forwards of more than kPairMinRows tokens (prefill), always with
+  // SEATRT_GEMMA4_FUSED=pair, never with 1.4: at decode it was no faster than
+  // its sequence (batch-1 step 3.856 against 3.816 ms, H200, 2026-12-01 12:27
+  // UTC), whose first norm runs beside the experts on the dense branch's
+  // stream; at 8,192 rows it moves ~0.37 GB less per layer (20.3 -> 16.1 ms
+  // of norms in an 8k prefill, H200, 2026-12-04, kernels/cuda/NOTES-prefill.md
+  // run 7).
   Ops(const seatrt_kernel_api* k, seatrt_kernel_context* ctx, seatrt_stream stream)
       : Ops(k, ctx, stream, fused_setting()) {}
 
@@ -178,8 +182,10 @@ class Ops {
   // a_w + rmsnorm(b) * b_w) * s_w) * scale; then, if out, out <-
   // rmsnorm(residual) * out_w.  Only when has_add_rms_norm_pair(); the
   // caller runs rms_norm and two add_rms_norm otherwise.
-  bool has_add_rms_norm_pair() const {
-    return pair_allowed_ && SEATRT_HAS_FIELD(k_, seatrt_kernel_api, add_rms_norm_pair) && k_->add_rms_norm_pair;
+  static constexpr int64_t kPairMinRows = 64;
+  bool has_add_rms_norm_pair(int64_t rows) const {
+    const bool wanted = pair_ == Pair::Always || (pair_ == Pair::Prefill && rows > kPairMinRows);
+    return wanted && SEATRT_HAS_FIELD(k_, seatrt_kernel_api, add_rms_norm_pair) && k_->add_rms_norm_pair;
   }
   void add_rms_norm_pair(const seatrt_tensor& a, const seatrt_tensor* a_w, const seatrt_tensor& b,
                          const seatrt_tensor* b_w, const seatrt_tensor* s_w, seatrt_tensor& residual, float eps,
@@ -195,7 +201,9 @@ class Ops {
   // The switches, from one reading of SEATRT_GEMMA4_FUSED.
   Ops(const seatrt_kernel_api* k, seatrt_kernel_context* ctx, seatrt_stream stream, const std::string& fused)
       : k_(k), ctx_(ctx), s_(stream), fused_allowed_(fused != "0"), qkv_allowed_(fused != "0" && fused != "1.3"),
-        pair_allowed_(fused == "pair") {}
+        pair_(fused == "pair"                                     ? Pair::Always
+              : fused == "0" || fused == "1.3" || fused == "1.4" ? Pair::Never
+                                                                  : Pair::Prefill) {}
   static std::string fused_setting() {
     const char* v = std::getenv("SEATRT_GEMMA4_FUSED");
     return v ? v : "";
@@ -216,7 +224,8 @@ class Ops {
   seatrt_stream s_;
   bool fused_allowed_;
   bool qkv_allowed_;   // qkv_norm_rope_store (not with "0" or "1.3")
-  bool pair_allowed_;  // add_rms_norm_pair (only with "pair")
+  enum class Pair { Never, Prefill, Always };
+  Pair pair_;  // when add_rms_norm_pair is used (see the constructor's comment)
 };
 
 }  // namespace seatrt::gemma4
