@@ -32,8 +32,9 @@ __global__ void __launch_bounds__(kGroupThreads)
   int32_t* count = sm;                  // [E]
   int32_t* cursor = sm + num_experts;   // [E]
   // Each pass reads the ids kIdsInFlight at a time per thread: one load
-  // latency per batch, not per id (a load per iteration kept the 8k
-  // prefill's 65,536 assignments at ~107 us per layer, ncu 2026-12-04).
+  // latency per batch, not per id.  At the 8k prefill's 65,536 assignments
+  // this took the kernel from 107 to 91 us per layer (ncu, 2026-12-04); the
+  // rest is the shared-memory atomics of one SM (NOTES-prefill.md run 7).
   constexpr int kIdsInFlight = 8;
   const int64_t batch = int64_t(kIdsInFlight) * blockDim.x;
   auto load_batch = [&](int64_t base, int* e) {
