@@ -52,17 +52,19 @@ void check_cache(const std::vector<float>& got, const std::vector<float>& want, 
     CHECK(rel_error(got, want) <= (dtype == SEATRT_DTYPE_BF16 ? 1e-2 : 1e-4));
     return;
   }
-  size_t off_by_step = 0, wrong = 0;
+  size_t off_by_step = 0, wrong = 0, first_wrong = 0;
   for (size_t i = 0; i < got.size(); ++i) {
     if (std::memcmp(&got[i], &want[i], sizeof(float)) == 0) continue;
     const float mag = std::max(std::fabs(got[i]), std::fabs(want[i]));
     const float step = std::max(mag * 0.125f, std::ldexp(1.0f, -9));
     if (std::isfinite(got[i]) && std::fabs(got[i] - want[i]) <= step * 1.0001f) {
       ++off_by_step;
-    } else {
-      ++wrong;
+    } else if (wrong++ == 0) {
+      first_wrong = i;
     }
   }
+  INFO("first value off by more than a step: slot element " << first_wrong << ", got " << got[first_wrong]
+                                                            << ", want " << want[first_wrong]);
   CHECK(wrong == 0);
   CHECK(off_by_step * 100 <= got.size());
 }
