@@ -2,13 +2,17 @@
 // expanded once per call to a BF16 copy (expand_fp4_kernel, into the
 // caller's scratch), and gemm_bf16w_kernel multiplies BF16 x by a BF16
 // weight, both copied by cp.async.  Dense BF16 weights (the router) take the
-// GEMM directly.
+// GEMM directly; linear_glu's gate and up take it together, with act(gate) *
+// up formed in the epilogue.
 //
 // Why: gemm_wgmma_wide.cuh decodes every weight tile again for each 256-row
 // block of x (32 times at 8k tokens) in the warps that issue the wgmma, and
 // stays bound by instruction issue (NOTES-prefill.md run 6).  Expanding costs
 // one pass over the weight (read 4.5 bits, write 16 per weight: ~46 MB for
 // the largest Linear, ~15 us); the loop is then copies and wgmma only.
+// Measured (NOTES-prefill.md run 7): the Linears of an 8k prefill 393 -> 469
+// TFLOP/s; what bounds this loop now (a barrier and a wait per 64-deep step)
+// was not profiled.
 //
 // Exactness: the expansion is decode8_pairs, the wide kernel's decode, so
 // the BF16 weights (fp4 * scale * 2^-26) and the products are the same; the
