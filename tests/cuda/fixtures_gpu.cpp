@@ -40,6 +40,18 @@ seatrt_linear_weight nvfp4_weight(Provider& p, const HostNvfp4& h, bool tiled) {
   return w;
 }
 
+seatrt_linear_weight dense_bf16_weight(Provider& p, const std::vector<uint8_t>& raw, int64_t out, int64_t in) {
+  seatrt_linear_weight w{};
+  w.struct_size = sizeof w;
+  w.format = SEATRT_WFMT_DENSE;
+  w.layout = SEATRT_LAYOUT_DENSE_ROW_MAJOR;
+  w.out_features = out;
+  w.in_features = in;
+  w.data = p.upload(raw.data(), raw.size(), SEATRT_DTYPE_BF16, {out, in});
+  w.global_scale = 1.0f;
+  return w;
+}
+
 Nvfp4Experts random_nvfp4_experts(int32_t E, int64_t hidden, int64_t inter) {
   Nvfp4Experts x;
   for (int32_t i = 0; i < E; ++i) {

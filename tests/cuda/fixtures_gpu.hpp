@@ -25,6 +25,10 @@ HostNvfp4 random_nvfp4(int64_t out, int64_t in);
 // provider) when `tiled`, else in the compressed-tensors row-major layout.
 seatrt_linear_weight nvfp4_weight(Provider& p, const HostNvfp4& h, bool tiled);
 
+// A dense BF16 weight [out, in] on `p` from `raw` (out * in BF16 values),
+// global scale 1.
+seatrt_linear_weight dense_bf16_weight(Provider& p, const std::vector<uint8_t>& raw, int64_t out, int64_t in);
+
 // E experts' weights, random, uploaded to both providers (row-major layout):
 // gate and up inter x hidden, down hidden x inter; *c on CUDA, *p on CPU.
 struct Nvfp4Experts {

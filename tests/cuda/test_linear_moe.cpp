@@ -104,19 +104,8 @@ TEST_CASE("dense BF16 linear agrees") {
   // path) from 2 rows, the GEMV at 1 row.
   for (int64_t n : {128, 300, 1300}) {
     for (int64_t k : {2816, 40}) {
-      auto raw = random_values(n * k, SEATRT_DTYPE_BF16, 0.05f);
-      auto make = [&](Provider& p) {
-        seatrt_linear_weight w{};
-        w.struct_size = sizeof w;
-        w.format = SEATRT_WFMT_DENSE;
-        w.layout = SEATRT_LAYOUT_DENSE_ROW_MAJOR;
-        w.out_features = n;
-        w.in_features = k;
-        w.data = p.upload(raw.data(), raw.size(), SEATRT_DTYPE_BF16, {n, k});
-        w.global_scale = 1.0f;
-        return w;
-      };
-      const seatrt_linear_weight wc = make(cuda()), wp = make(cpu());
+      const auto raw = random_values(n * k, SEATRT_DTYPE_BF16, 0.05f);
+      const seatrt_linear_weight wc = dense_bf16_weight(cuda(), raw, n, k), wp = dense_bf16_weight(cpu(), raw, n, k);
       for (int64_t m : {1, 11}) CHECK(run_linear(wc, wp, m, SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16) <= 1e-2);
       // F32 x in two BF16 planes (the default) within 2^-16 of it; in three
       // ("p3") fp32-exact up to summation order.

@@ -209,18 +209,7 @@ TEST_CASE("prefill: dense BF16 linear at the router's shape and a ragged one, ma
   // partial 256-row tiles.
   for (auto [n, k] : {std::pair<int64_t, int64_t>{128, 2816}, {200, 192}}) {
     const std::vector<uint8_t> raw = random_values(n * k, SEATRT_DTYPE_BF16, 0.05f);
-    auto make = [&](Provider& p) {
-      seatrt_linear_weight w{};
-      w.struct_size = sizeof w;
-      w.format = SEATRT_WFMT_DENSE;
-      w.layout = SEATRT_LAYOUT_DENSE_ROW_MAJOR;
-      w.out_features = n;
-      w.in_features = k;
-      w.data = p.upload(raw.data(), raw.size(), SEATRT_DTYPE_BF16, {n, k});
-      w.global_scale = 1.0f;
-      return w;
-    };
-    const seatrt_linear_weight wc = make(cuda()), wp = make(cpu());
+    const seatrt_linear_weight wc = dense_bf16_weight(cuda(), raw, n, k), wp = dense_bf16_weight(cpu(), raw, n, k);
     for (int64_t m : {300, 2048}) {
       INFO("N " << n << " K " << k << " M " << m);
       CHECK(linear_error(wc, wp, m, SEATRT_DTYPE_F32) <= 1e-4);
