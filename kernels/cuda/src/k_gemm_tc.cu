@@ -35,8 +35,8 @@ bool rows16(const void* data, int64_t row_bytes) {
 bool bf16w_fits(const WeightRef& w, int64_t k) {
   if (!bf16w_on() || k % bw::kBK != 0 || k <= 0) return false;
   if (w.kind == int32_t(WeightKind::DenseBf16)) return rows16(w.data, w.data_row_bytes);
-  return w.kind <= int32_t(WeightKind::Fp4Bf16Scales) && rows16(w.data, w.data_row_bytes) &&
-         reinterpret_cast<uintptr_t>(w.data) % 8 == 0;
+  // FP4: the expansion reads 8 code bytes and a scale as one load each.
+  return w.kind <= int32_t(WeightKind::Fp4Bf16Scales) && rows16(w.data, w.data_row_bytes) && tc_fast(w);
 }
 
 }  // namespace
