@@ -1,7 +1,7 @@
 // The launchers of gemm_wgmma.cuh's and gemm_wgmma_ws.cuh's kernels, and
 // which wgmma kernel a plain linear and the grouped MoE's GEMMs take
-// (SEATRT_PREFILL_WGMMA; the 256 x 128 linear of gemm_wgmma_wide.cuh is
-// launched by k_gemm_tc.cu).
+// (SEATRT_PREFILL_WGMMA; gemm_wgmma_wide.cuh and gemm_bf16w.cuh have their
+// own launchers, called from k_gemm_tc.cu and k_moe_grouped.cu).
 #pragma once
 
 #include "gemm_wgmma_ws.cuh"
@@ -10,9 +10,11 @@ namespace seatrt::cuda {
 namespace {
 
 // Which wgmma kernel, from SEATRT_PREFILL_WGMMA (read once): unset, the
-// plain linear on the 256 x 128 tile (gemm_wgmma_wide.cuh) and the MoE on
-// gemm_wgmma_kernel; "sync", both on gemm_wgmma_kernel; "ws", both on the
-// warp-specialized kernel.
+// 256 x 128 tiles (the plain linear on gemm_bf16w.cuh, or on
+// gemm_wgmma_wide.cuh with SEATRT_PREFILL_LINEAR=decode; the MoE on
+// gemm_wgmma_wide.cuh from 64 rows per expert, else on gemm_wgmma_kernel);
+// "sync", both on gemm_wgmma_kernel; "ws", both on the warp-specialized
+// kernel.
 enum class WgmmaVariant { Wide, Sync, Ws };
 inline WgmmaVariant wgmma_variant() {
   static const WgmmaVariant v = [] {
