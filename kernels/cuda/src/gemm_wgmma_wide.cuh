@@ -213,15 +213,5 @@ inline int launch_gemm_wgmma_wide(cudaStream_t st, const TcParams& p) {
   return launch_gemm_wgmma_wide_grid<int(TcMode::Linear)>(st, grid, p);
 }
 
-// Grouped MoE gate/up (p.mode MoeGateUp) or down (MoeDown) over up to
-// `max_tiles` row tiles of up to wgw::kBM rows (blocks past *p.num_tiles return).
-inline int launch_gemm_wgmma_wide_moe(cudaStream_t st, const TcParams& p, unsigned max_tiles) {
-  if (p.mode == TcMode::MoeGateUp)
-    return launch_gemm_wgmma_wide_grid<int(TcMode::MoeGateUp)>(
-        st, dim3(static_cast<unsigned>(ceil_div(p.n, wgw::kBN / 2)), max_tiles), p);
-  return launch_gemm_wgmma_wide_grid<int(TcMode::MoeDown)>(
-      st, dim3(static_cast<unsigned>(ceil_div(p.n, wgw::kBN)), max_tiles), p);
-}
-
 }  // namespace
 }  // namespace seatrt::cuda

@@ -145,6 +145,18 @@ bool moe_wide_tiles(const MoeProblem& p) {
   return forced == 256 || p.tokens * p.top_k >= kWideMinRows * p.num_experts;
 }
 
+// Grouped MoE gate/up (p.mode MoeGateUp) or down (MoeDown) on
+// gemm_wgmma_wide.cuh's 256-row tiles, over up to `max_tiles` row tiles
+// (blocks past *p.num_tiles return).  Here, not in the header: only this
+// file instantiates the MoE modes of the wide kernel.
+int launch_gemm_wgmma_wide_moe(cudaStream_t st, const TcParams& p, unsigned max_tiles) {
+  if (p.mode == TcMode::MoeGateUp)
+    return launch_gemm_wgmma_wide_grid<int(TcMode::MoeGateUp)>(
+        st, dim3(static_cast<unsigned>(ceil_div(p.n, wgw::kBN / 2)), max_tiles), p);
+  return launch_gemm_wgmma_wide_grid<int(TcMode::MoeDown)>(
+      st, dim3(static_cast<unsigned>(ceil_div(p.n, wgw::kBN)), max_tiles), p);
+}
+
 Workspace carve(const MoeProblem& p, void* base) {
   const size_t A = static_cast<size_t>(p.tokens) * static_cast<size_t>(p.top_k);
   char* c = static_cast<char*>(base);
