@@ -1,5 +1,7 @@
 // Prefill attention on the tensor cores (batches with a query run of >= 64
-// rows): CUDA vs CPU provider, through kv_store + attention.  Prompts of
+// rows): CUDA vs CPU provider, through kv_store + attention.  Head dims 256
+// and 512 (one tensor) run the wgmma kernel; 128 and 512 with two tensors
+// the mma.sync one.  Prompts of
 // 65/300/2048 rows, prompts continuing after cached tokens, a decode row in
 // the same batch, blocks scattered through the pool, fp8 and bf16 caches,
 // sliding window, softcap, GQA, one-tensor layers.
@@ -102,4 +104,13 @@ TEST_CASE("prefill attention: bf16 cache, head 256, window 100, softcap, two pro
 }
 TEST_CASE("prefill attention: head 128, bf16, GQA 8/2, 130-row prompt after 70 cached", "[prefill]") {
   CHECK(run({SEATRT_DTYPE_BF16, 128, 8, 2, false, 0, 0.0f, {{200, 130}}}) <= 1e-2);
+}
+TEST_CASE("prefill attention: head 256, fp8 one tensor, GQA 8/1, window 300, prompts after cached tokens", "[prefill]") {
+  CHECK(run({SEATRT_DTYPE_F8_E4M3, 256, 8, 1, true, 300, 0.0f, {{900, 200}, {130, 130}, {77, 1}}}) <= 1e-2);
+}
+TEST_CASE("prefill attention: head 512, bf16 one tensor, GQA 8/2, 1000-row prompt after 500 cached", "[prefill]") {
+  CHECK(run({SEATRT_DTYPE_BF16, 512, 8, 2, true, 0, 0.0f, {{1500, 1000}}}) <= 1e-2);
+}
+TEST_CASE("prefill attention: head 512, fp8, two tensors (the mma.sync kernel), window 200", "[prefill]") {
+  CHECK(run({SEATRT_DTYPE_F8_E4M3, 512, 4, 2, false, 200, 0.0f, {{600, 333}}}) <= 1e-2);
 }

@@ -18,9 +18,13 @@
 //     of O in fp32 registers.
 // Rows of a tile and their key ranges come from query_start/seq_lens on the
 // device; the tile list is made by a small kernel.  Decode-shaped batches
-// keep the CUDA-core kernel of k_attention.cu.
+// keep the CUDA-core kernel of k_attention.cu.  Head dims 256 and 512 (one
+// tensor) take the wgmma kernel of k_attention_prefill_wgmma.cu instead,
+// over the same tile list; this one serves the other shapes and
+// SEATRT_PREFILL_ATTENTION=mma.
 #include "device_common.cuh"
 #include "prefill.hpp"
+#include "prefill_attention.hpp"
 
 namespace seatrt::cuda {
 namespace {
@@ -390,6 +394,8 @@ int launch_attention_prefill(Stream s, const AttentionProblem& p, void* workspac
   const unsigned max_tiles = static_cast<unsigned>(ceil_div(p.q.d0, kFaRows) + p.num_seqs);
   fa_tiles_kernel<<<1, 32, 0, st>>>(p.query_start, p.num_seqs, p.q.d0, max_tiles, tiles, num_tiles);
   if (int e = last_error()) return e;
+  if (max_tiles <= 65535u && attention_prefill_wgmma_supported(p))
+    return launch_attention_prefill_wgmma(st, p, tiles, num_tiles, max_tiles);
   if (p.q.d2 == 128) return launch_fa<128>(st, p, tiles, num_tiles, max_tiles);
   if (p.q.d2 == 256) return launch_fa<256>(st, p, tiles, num_tiles, max_tiles);
   return launch_fa<512>(st, p, tiles, num_tiles, max_tiles);

@@ -1,0 +1,392 @@
+// Prefill attention on Hopper's warpgroup MMA (wgmma) for the model's head
+// dims: 256 (sliding layers, K and V caches) and 512 (full layers, one
+// tensor: V = K).  Same contract as k_attention_prefill.cu's mma.sync
+// kernel (paged F8_E4M3 or BF16 cache, causal, sliding window, softcap,
+// GQA, BF16 or F32 q rounded to BF16, BF16 P in the second MMA), which
+// stays for head dim 128, head-dim-512 layers with two tensors, caches not
+// 16-byte aligned, and SEATRT_PREFILL_ATTENTION=mma.
+//
+// Why: the mma.sync kernel reloads every MMA operand through ldmatrix and
+// is bound by shared-memory bandwidth at 76 (window) / 120 (full) TFLOP/s
+// (NOTES-prefill.md run 7).  wgmma reads K and V straight from shared
+// memory for the whole warpgroup, and P never leaves registers.
+//
+// Block: one tile of up to 64 query rows of one sequence and one q head
+// (fa_tiles_kernel's list, taken longest first), two warpgroups.  Each
+// warpgroup owns half of the head dim: it computes S over its half (S =
+// Q[:, half] K[:, half]^T, m64n64k16), the halves are summed through shared
+// memory (both warpgroups then hold the same S: fp32 addition commutes),
+// and each keeps O for its half of the columns (64 x D/2 fp32 in registers).
+// Per 64-key step:
+//  1. the step's raw cache rows (prefetched by cp.async during the last
+//     step) become BF16 K (and V) tiles in the 128-byte swizzle, unscaled
+//     (an E4M3 value is exact in BF16; k_scale multiplies the scores and
+//     v_scale the output);
+//  2. the next step's raw rows start streaming in;
+//  3. S partials by wgmma, exchanged, summed; scale, softcap, masks; online
+//     softmax in registers (a row's 64 scores sit in the 4 lanes of a quad);
+//  4. P rounded to BF16 pairs is the A fragment of O += P V (m64nNk16 with
+//     V read N-major: the keys are V's rows).
+// Shared memory (1024-byte aligned tiles of 64 rows x 128 bytes, "slabs"):
+// Q, K, V (two-tensor layers), the raw rows of the next step, the S
+// exchange and the key offsets: 162-226 KiB, one block per SM.
+#include <cstdlib>
+#include <cstring>
+
+#include "device_common.cuh"
+#include "gemm_wgmma.cuh"
+#include "prefill.hpp"
+#include "prefill_attention.hpp"
+#include "wgmma_attention.cuh"
+
+namespace seatrt::cuda {
+namespace {
+
+constexpr int kRows = 64, kKeys = 64, kThreads = 256;
+constexpr uint32_t kSlab = 64 * 128;  // bytes of a 64-row x 64-element BF16 slab
+
+// Byte offsets from the block's 1024-aligned base.  The raw buffer is sized
+// for BF16 rows (an F8 cache uses half).
+template <int D, bool kTwo>
+struct WgSmem {
+  static constexpr uint32_t kSlabs = D / 64;
+  static constexpr uint32_t q = 0;
+  static constexpr uint32_t k = q + kSlabs * kSlab;
+  static constexpr uint32_t v = k + kSlabs * kSlab;
+  static constexpr uint32_t raw = v + (kTwo ? kSlabs * kSlab : 0);
+  static constexpr uint32_t xs = raw + (kTwo ? 2 : 1) * kKeys * D * 2;
+  static constexpr uint32_t koff = xs + 2 * kRows * kKeys * 4;
+  static constexpr uint32_t flags = koff + 2 * kKeys * 8;  // 2 x 2 ints: step_mapped
+  static constexpr uint32_t bytes = flags + 16;
+  static constexpr uint32_t alloc = bytes + 1024;  // + alignment slack
+  static_assert(alloc <= 227 * 1024, "one block per SM must fit");
+};
+
+// 8 E4M3 bytes as 8 BF16 values (exact; NaN stays NaN), unscaled.
+__device__ __forceinline__ uint4 e4m3x8_to_bf16(uint2 raw) {
+  const uint32_t w[2] = {raw.x, raw.y};
+  uint4 r;
+  uint32_t* o = reinterpret_cast<uint32_t*>(&r);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const __nv_fp8x2_storage_t pair = static_cast<__nv_fp8x2_storage_t>(w[i / 2] >> (16 * (i % 2)));
+    const float2 f = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(pair, __NV_E4M3)));
+    const __nv_bfloat162 b = __floats2bfloat162_rn(f.x, f.y);
+    o[i] = *reinterpret_cast<const uint32_t*>(&b);
+  }
+  return r;
+}
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+// 2^x (MUFU; 2^-inf = 0), as __expf uses.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+__device__ __forceinline__ uint32_t bf16_pair(float lo, float hi, float& sum) {
+  const __nv_bfloat162 b = __floats2bfloat162_rn(lo, hi);
+  const float2 f = __bfloat1622float2(b);
+  sum += f.x + f.y;  // the values the PV MMA sees, so O / l stays a convex combination of V rows
+  return *reinterpret_cast<const uint32_t*>(&b);
+}
+
+template <int D, bool kTwo, bool kF8>
+__global__ void __launch_bounds__(kThreads, 1)
+    flash_prefill_wgmma_kernel(AttentionProblem p, const int4* tiles, const int32_t* num_tiles) {
+  using L = WgSmem<D, kTwo>;
+  constexpr int kHalf = D / 2;        // head-dim columns of a warpgroup
+  constexpr int kOAcc = kHalf / 2;    // its O accumulators per thread (64 x kHalf / 128)
+  constexpr int kEsz = kF8 ? 1 : 2;   // bytes of a cache element
+  constexpr int kChunks = D / 8;      // 8-element chunks of a row
+  extern __shared__ __align__(1024) unsigned char wa_dyn[];
+  const int n_tiles = *num_tiles;
+  if (int(blockIdx.y) >= n_tiles) return;
+  const uint32_t base = (mma::smem_addr(wa_dyn) + 1023u) & ~1023u;  // the swizzle is a function of the address
+  unsigned char* const sm = wa_dyn + (base - mma::smem_addr(wa_dyn));
+  auto* koff = reinterpret_cast<int64_t*>(sm + L::koff);
+  auto* xs = reinterpret_cast<float4*>(sm + L::xs);
+  auto* step_mapped = reinterpret_cast<int*>(sm + L::flags);
+
+  const int4 tile = tiles[n_tiles - 1 - int(blockIdx.y)];  // longest first: the last rows see the most keys
+  const int seq = tile.x, rows = tile.z;
+  const int64_t row0 = tile.y;
+  const int qh = blockIdx.x, q_heads = static_cast<int>(p.q.d1);
+  const int kvh = qh / (q_heads / p.kv_heads);
+  const int t = threadIdx.x, wgi = t >> 7, tw = t & 127, lane = t & 31, g = lane >> 2, tq = lane & 3;
+  const int r_lo = ((tw >> 5) << 4) + g, r_hi = r_lo + 8;  // this thread's two rows of S and O
+  const int64_t seq_rows = p.query_start[seq + 1] - p.query_start[seq];
+  const int64_t pos0 = p.seq_lens[seq] - seq_rows + (row0 - p.query_start[seq]);  // position of tile row 0
+  const int32_t* table = p.block_tables + seq * p.block_table_stride;
+
+  // Q tile as BF16 slabs (rows past the tile's end are zeros).
+  for (int i = t; i < kRows * kChunks; i += kThreads) {
+    const int r = i / kChunks, c = i % kChunks;
+    uint4 v = make_uint4(0u, 0u, 0u, 0u);
+    if (r < rows) {
+      const int64_t at = (row0 + r) * p.q.s0 + qh * p.q.s1 + c * 8;
+      __nv_bfloat16* e = reinterpret_cast<__nv_bfloat16*>(&v);
+      if (p.q.dtype == SEATRT_DTYPE_F32) {
+        const float* src = static_cast<const float*>(p.q.data) + at;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) e[j] = __float2bfloat16_rn(src[j]);
+      } else {
+        const __nv_bfloat16* src = static_cast<const __nv_bfloat16*>(p.q.data) + at;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) e[j] = src[j];
+      }
+    }
+    *reinterpret_cast<uint4*>(sm + L::q + (c / 8) * kSlab + wg::swz(r, c % 8)) = v;
+  }
+
+  // The keys the tile sees: [first, last], as in the mma.sync kernel (keys
+  // past the block table are unmapped, so a malformed seq_lens cannot make
+  // the walk longer than the table).
+  int64_t last = pos0 + rows - 1;
+  if (last > p.max_blocks_per_seq * p.block_size - 1) last = p.max_blocks_per_seq * p.block_size - 1;
+  int64_t first = 0;
+  if (p.window > 0 && pos0 - p.window + 1 > 0) first = pos0 - p.window + 1;
+
+  auto key_offset = [&](int64_t j) -> int64_t {
+    if (j > last || j / p.block_size >= p.max_blocks_per_seq) return -1;
+    const int32_t blk = table[j / p.block_size];
+    if (blk < 0 || blk >= p.num_blocks) return -1;
+    return ((int64_t(blk) * p.block_size + j % p.block_size) * p.kv_heads + kvh) * D;
+  };
+  // Key offsets of a step into koff buffer b, and whether each of its two
+  // 32-key halves is mapped throughout (step_mapped[2b], [2b + 1]).
+  auto fill_offsets = [&](int64_t j0, int b) {
+    if (t < kKeys) {
+      const int64_t off = key_offset(j0 + t);
+      koff[b * kKeys + t] = off;
+      const unsigned all = __ballot_sync(0xffffffffu, off >= 0);
+      if (lane == 0) step_mapped[b * 2 + (t >> 5)] = all == 0xffffffffu;
+    }
+  };
+  // Starts the copies of the raw rows of the keys in koff buffer b (K, then
+  // V), 16 bytes each; unmapped keys read as zeros.
+  auto issue = [&](int b) {
+    constexpr int kPerRow = D * kEsz / 16, kPerTensor = kKeys * kPerRow;
+#pragma unroll 4
+    for (int i = t; i < (kTwo ? 2 : 1) * kPerTensor; i += kThreads) {
+      const int tensor = i / kPerTensor, kr = (i % kPerTensor) / kPerRow, c = i % kPerRow;
+      const int64_t off = koff[b * kKeys + kr];
+      const unsigned char* src = static_cast<const unsigned char*>(tensor ? p.v_cache : p.k_cache);
+      mma::cp_async16(base + L::raw + (uint32_t(tensor * kKeys + kr) * D * kEsz) + c * 16,
+                      src + (off < 0 ? 0 : off * kEsz + c * 16), off >= 0);
+    }
+    mma::cp_commit();
+  };
+
+  float o[kOAcc], s[32];
+#pragma unroll
+  for (int i = 0; i < kOAcc; ++i) o[i] = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 32; ++i) s[i] = 0.0f;
+  float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.0f, l_hi = 0.0f;
+  const float score_scale = p.scale * p.k_scale;
+  const bool plain = p.softcap <= 0.0f && score_scale > 0.0f;
+  const float c2 = plain ? score_scale * kLog2e : kLog2e;
+  const uint32_t v_tile = base + (kTwo ? L::v : L::k) + uint32_t(wgi * (kHalf / 64)) * kSlab;
+
+  if (first <= last) fill_offsets(first, 0);
+  __syncthreads();
+  if (first <= last) issue(0);
+
+  int b = 0;  // koff buffer of the current step
+  for (int64_t j0 = first; j0 <= last; j0 += kKeys, b ^= 1) {
+    mma::cp_wait<0>();
+    __syncthreads();  // this step's raw rows are in; the last step's MMAs and exchange reads are done
+    if (j0 + kKeys <= last) fill_offsets(j0 + kKeys, b ^ 1);
+    // 1. Raw rows -> BF16 K (and V) slabs.
+    for (int i = t; i < (kTwo ? 2 : 1) * kKeys * kChunks; i += kThreads) {
+      const int tensor = i / (kKeys * kChunks), kr = (i / kChunks) % kKeys, c = i % kChunks;
+      const unsigned char* src = sm + L::raw + (size_t(tensor * kKeys + kr) * D + c * 8) * kEsz;
+      const uint4 v = kF8 ? e4m3x8_to_bf16(*reinterpret_cast<const uint2*>(src)) : *reinterpret_cast<const uint4*>(src);
+      *reinterpret_cast<uint4*>(sm + (tensor ? L::v : L::k) + (c / 8) * kSlab + wg::swz(kr, c % 8)) = v;
+    }
+    wg::fence_proxy_async();  // this thread's K/V (and the prologue's Q) stores, visible to the tensor cores
+    __syncthreads();
+    // 2. The next step's rows stream in while this one computes.
+    if (j0 + kKeys <= last) issue(b ^ 1);
+
+    // 3. S over this warpgroup's half of the head dim.
+    wg::wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < kHalf / 16; ++ks) {
+      const int d0 = wgi * kHalf + ks * 16;
+      const uint32_t off = uint32_t(d0 / 64) * kSlab + uint32_t(d0 % 64) * 2;
+      wga::wgmma_ss_m64n64k16(s, wg::desc(base + L::q + off), wg::desc(base + L::k + off), ks > 0);
+    }
+    wg::wgmma_commit();
+    wg::wgmma_wait0();
+#pragma unroll
+    for (int i = 0; i < 32; ++i) wg::fence_reg(s[i]);
+    // The exchange, in fragment order: thread tw of one warpgroup holds the
+    // same (row, key) elements as thread tw of the other.
+#pragma unroll
+    for (int i = 0; i < 8; ++i) xs[(wgi * 8 + i) * 128 + tw] = make_float4(s[4 * i], s[4 * i + 1], s[4 * i + 2], s[4 * i + 3]);
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const float4 other = xs[((wgi ^ 1) * 8 + i) * 128 + tw];
+      s[4 * i] += other.x;
+      s[4 * i + 1] += other.y;
+      s[4 * i + 2] += other.z;
+      s[4 * i + 3] += other.w;
+    }
+
+    // Scores in log2 units times c2 (scale * k_scale * log2 e, folded into
+    // the exponent's FMA): with no softcap, raw S keeps its order (c2 > 0)
+    // and the row maxima are taken on it; a softcap is applied first.
+    if (!plain) {
+#pragma unroll
+      for (int i = 0; i < 32; ++i)
+        s[i] = p.softcap > 0.0f ? p.softcap * tanhf(s[i] * score_scale / p.softcap) : s[i] * score_scale;
+    }
+    // Masks only where a key of the step may be hidden from a row (the
+    // diagonal step, the window's edge, unmapped keys); element 4i + e is
+    // row (e < 2 ? r_lo : r_hi), key j0 + 8i + 2tq + (e & 1).  Rows past the
+    // tile's end have zero q and finite scores, and are never stored.
+    const bool mapped = step_mapped[b * 2] && step_mapped[b * 2 + 1];
+    const bool interior = mapped && j0 + kKeys - 1 <= pos0 && (p.window <= 0 || j0 > pos0 + rows - 1 - p.window);
+    if (!interior) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int64_t pos = pos0 + (h ? r_hi : r_lo);
+        // The keys of this step the row sees: [lo, hi] relative to j0.
+        const int64_t hi64 = pos - j0, lo64 = p.window > 0 ? pos - p.window + 1 - j0 : -1;
+        const int hi = hi64 < -1 ? -1 : (hi64 > kKeys ? kKeys : int(hi64));
+        const int lo = lo64 < 0 ? 0 : (lo64 > kKeys ? kKeys : int(lo64));
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int c = 8 * i + 2 * tq + e;
+            const bool visible = c >= lo && c <= hi && (mapped || koff[b * kKeys + c] >= 0);
+            if (!visible) s[4 * i + 2 * h + e] = -INFINITY;
+          }
+      }
+    }
+    float mx_lo = -INFINITY, mx_hi = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      mx_lo = fmaxf(mx_lo, fmaxf(s[4 * i], s[4 * i + 1]));
+      mx_hi = fmaxf(mx_hi, fmaxf(s[4 * i + 2], s[4 * i + 3]));
+    }
+#pragma unroll
+    for (int x = 1; x <= 2; x <<= 1) {
+      mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xffffffffu, mx_lo, x));
+      mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xffffffffu, mx_hi, x));
+    }
+    const float mn_lo = fmaxf(m_lo, mx_lo), mn_hi = fmaxf(m_hi, mx_hi);
+    // exp2(s * c2 - sub): sub is 0 for a row that has seen no key yet (all
+    // its scores are -inf, and so are its p).
+    const float sub_lo = mn_lo == -INFINITY ? 0.0f : mn_lo * c2, sub_hi = mn_hi == -INFINITY ? 0.0f : mn_hi * c2;
+    const float corr_lo = fast_exp2(m_lo * c2 - sub_lo), corr_hi = fast_exp2(m_hi * c2 - sub_hi);  // 0 from -inf
+    m_lo = mn_lo;
+    m_hi = mn_hi;
+    // 4. P as the A fragments of the four 16-key MMA steps: a0 (row lo,
+    // keys 2tq..), a1 (row hi, same keys), a2 / a3 the same 8 keys on.
+    uint32_t pa[4][4];
+    float sum_lo = 0.0f, sum_hi = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {  // h: the 8-key half of the 16
+        const float* sv = s + 8 * kk + 4 * h;
+        const float e0 = fast_exp2(fmaf(sv[0], c2, -sub_lo)), e1 = fast_exp2(fmaf(sv[1], c2, -sub_lo));
+        const float e2 = fast_exp2(fmaf(sv[2], c2, -sub_hi)), e3 = fast_exp2(fmaf(sv[3], c2, -sub_hi));
+        pa[kk][2 * h] = bf16_pair(e0, e1, sum_lo);
+        pa[kk][2 * h + 1] = bf16_pair(e2, e3, sum_hi);
+      }
+#pragma unroll
+    for (int x = 1; x <= 2; x <<= 1) {
+      sum_lo += __shfl_xor_sync(0xffffffffu, sum_lo, x);
+      sum_hi += __shfl_xor_sync(0xffffffffu, sum_hi, x);
+    }
+    l_lo = l_lo * corr_lo + sum_lo;
+    l_hi = l_hi * corr_hi + sum_hi;
+#pragma unroll
+    for (int i = 0; i < kOAcc; i += 4) {
+      o[i] *= corr_lo;
+      o[i + 1] *= corr_lo;
+      o[i + 2] *= corr_hi;
+      o[i + 3] *= corr_hi;
+    }
+    wg::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      const uint64_t dv = wga::desc_nmajor(v_tile + uint32_t(kk) * 16 * 128, kSlab, 1024);
+      if constexpr (D == 256) wga::wgmma_rs_m64n128k16_nmajor(o, pa[kk], dv);
+      else wga::wgmma_rs_m64n256k16_nmajor(o, pa[kk], dv);
+    }
+    wg::wgmma_commit();
+    wg::wgmma_wait0();
+#pragma unroll
+    for (int i = 0; i < kOAcc; ++i) wg::fence_reg(o[i]);
+  }
+
+  // O / l times v_scale; rows that saw no key write zeros.
+  const float inv_lo = l_lo > 0.0f ? p.v_scale / l_lo : 0.0f, inv_hi = l_hi > 0.0f ? p.v_scale / l_hi : 0.0f;
+#pragma unroll
+  for (int i = 0; i < kOAcc / 4; ++i) {
+    const int d = wgi * kHalf + 8 * i + 2 * tq;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = h ? r_hi : r_lo;
+      if (r >= rows) continue;
+      const float inv = h ? inv_hi : inv_lo;
+      const int64_t at = (row0 + r) * p.out.s0 + qh * p.out.s1 + d;
+      store_from_float(p.out.data, p.out.dtype, at, o[4 * i + 2 * h] * inv);
+      store_from_float(p.out.data, p.out.dtype, at + 1, o[4 * i + 2 * h + 1] * inv);
+    }
+  }
+}
+
+template <int D, bool kTwo, bool kF8>
+int launch_wgmma(cudaStream_t st, const AttentionProblem& p, const int4* tiles, const int32_t* num_tiles,
+                 unsigned max_tiles) {
+  constexpr uint32_t smem = WgSmem<D, kTwo>::alloc;
+  static bool opted_in = false;  // per instantiation: the attribute is per function
+  if (!opted_in) {
+    if (cudaError_t e = cudaFuncSetAttribute(flash_prefill_wgmma_kernel<D, kTwo, kF8>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)))
+      return static_cast<int>(e);
+    opted_in = true;
+  }
+  // x: q heads, y: tiles, so every head's longest tile is dispatched first.
+  flash_prefill_wgmma_kernel<D, kTwo, kF8>
+      <<<dim3(static_cast<unsigned>(p.q.d1), max_tiles), kThreads, smem, st>>>(p, tiles, num_tiles);
+  return last_error();
+}
+
+}  // namespace
+
+bool attention_prefill_wgmma_supported(const AttentionProblem& p) {
+  static const bool off = [] {
+    const char* v = std::getenv("SEATRT_PREFILL_ATTENTION");
+    return v != nullptr && std::strcmp(v, "mma") == 0;
+  }();
+  const bool two = p.v_cache != p.k_cache;
+  const bool shape_ok = p.q.d2 == 256 || (p.q.d2 == 512 && !two);
+  const bool aligned = reinterpret_cast<uintptr_t>(p.k_cache) % 16 == 0 && reinterpret_cast<uintptr_t>(p.v_cache) % 16 == 0;
+  const bool cache_ok = p.cache_dtype == SEATRT_DTYPE_F8_E4M3 || p.cache_dtype == SEATRT_DTYPE_BF16;
+  return !off && shape_ok && aligned && cache_ok && p.q.d1 % p.kv_heads == 0;
+}
+
+int launch_attention_prefill_wgmma(cudaStream_t st, const AttentionProblem& p, const int4* tiles,
+                                   const int32_t* num_tiles, unsigned max_tiles) {
+  if (max_tiles > 65535u) return static_cast<int>(cudaErrorInvalidConfiguration);  // the grid's y limit
+  const bool two = p.v_cache != p.k_cache, f8 = p.cache_dtype == SEATRT_DTYPE_F8_E4M3;
+  if (p.q.d2 == 512) return f8 ? launch_wgmma<512, false, true>(st, p, tiles, num_tiles, max_tiles)
+                               : launch_wgmma<512, false, false>(st, p, tiles, num_tiles, max_tiles);
+  if (two) return f8 ? launch_wgmma<256, true, true>(st, p, tiles, num_tiles, max_tiles)
+                     : launch_wgmma<256, true, false>(st, p, tiles, num_tiles, max_tiles);
+  return f8 ? launch_wgmma<256, false, true>(st, p, tiles, num_tiles, max_tiles)
+            : launch_wgmma<256, false, false>(st, p, tiles, num_tiles, max_tiles);
+}
+
+}  // namespace seatrt::cuda
