@@ -29,6 +29,7 @@ struct Case {
   int32_t window;
   float softcap;
   std::vector<Seq> seqs;
+  float q_sd = 1.0f;  // q's spread; the attention scale is divided by it, so the scores keep theirs
 };
 
 template <typename T>
@@ -64,7 +65,7 @@ double run(const Case& c) {
   PagedKv kv = store_random_kv(c.cache_dtype, num_blocks, bs, c.kv_heads, c.dim, c.one_tensor, slots);
   seatrt_kv_layer lc = kv.cuda, lp = kv.cpu;
 
-  Pair q = both_random(SEATRT_DTYPE_BF16, {T, c.q_heads, c.dim}), out = both_empty(SEATRT_DTYPE_F32, {T, c.q_heads, c.dim});
+  Pair q = both_random(SEATRT_DTYPE_BF16, {T, c.q_heads, c.dim}, c.q_sd), out = both_empty(SEATRT_DTYPE_F32, {T, c.q_heads, c.dim});
   Pair qs = both(raw(query_start), SEATRT_DTYPE_I32, {S + 1}), ls = both(raw(lens), SEATRT_DTYPE_I32, {S});
   Pair bt = both(raw(tables), SEATRT_DTYPE_I32, {S, max_blocks});
   auto args = [&](bool gpu, const seatrt_kv_layer* l) {
@@ -79,7 +80,7 @@ double run(const Case& c) {
     x.max_query_len = max_rows;
     x.max_seq_len = max_len;
     x.window = c.window;
-    x.scale = 1.0f / 16.0f;
+    x.scale = 1.0f / 16.0f / c.q_sd;
     x.softcap = c.softcap;
     x.out = gpu ? &out.cuda : &out.cpu;
     return x;
@@ -113,4 +114,12 @@ TEST_CASE("prefill attention: head 512, bf16 one tensor, GQA 8/2, 1000-row promp
 }
 TEST_CASE("prefill attention: head 512, fp8, two tensors (the mma.sync kernel), window 200", "[prefill]") {
   CHECK(run({SEATRT_DTYPE_F8_E4M3, 512, 4, 2, false, 200, 0.0f, {{600, 333}}}) <= 1e-2);
+}
+// q far outside FP16's range (|q| ~ 1e5, scale 1/16e5): the FP16 path over
+// an F8 cache must scale the q tile, and put the factor back in the scores.
+TEST_CASE("prefill attention: fp8, head 256, q beyond the FP16 range", "[prefill]") {
+  CHECK(run({SEATRT_DTYPE_F8_E4M3, 256, 4, 2, false, 0, 0.0f, {{300, 200}}, 1e5f}) <= 1e-2);
+}
+TEST_CASE("prefill attention: fp8 one tensor, head 512, q beyond the FP16 range", "[prefill]") {
+  CHECK(run({SEATRT_DTYPE_F8_E4M3, 512, 4, 1, true, 0, 0.0f, {{128, 128}}, 1e5f}) <= 1e-2);
 }

@@ -2,14 +2,19 @@
 // dims: 256 (sliding layers, K and V caches) and 512 (full layers, one
 // tensor: V = K).  Same contract as k_attention_prefill.cu's mma.sync
 // kernel (paged F8_E4M3 or BF16 cache, causal, sliding window, softcap,
-// GQA, BF16 or F32 q rounded to BF16, BF16 P in the second MMA), which
-// stays for head dim 128, head-dim-512 layers with two tensors, caches not
+// GQA, BF16 or F32 q, P rounded to 16 bits for the second MMA), which stays
+// for head dim 128, head-dim-512 layers with two tensors, caches not
 // 16-byte aligned, and SEATRT_PREFILL_ATTENTION=mma.
 //
 // Why: the mma.sync kernel reloads every MMA operand through ldmatrix and
 // is bound by shared-memory bandwidth at 76 (window) / 120 (full) TFLOP/s
 // (NOTES-prefill.md run 7).  wgmma reads K and V straight from shared
 // memory for the whole warpgroup, and P never leaves registers.
+//
+// MMA input type: FP16 over an F8_E4M3 cache (an E4M3 value is exact in
+// FP16, and one cvt makes two, where BF16 takes four instructions a pair;
+// q gets 10 significant bits instead of 8, P too), BF16 over a BF16 cache.
+// An FP16 q tile is scaled by a power of two so it cannot overflow.
 //
 // Block: one tile of up to 64 query rows of one sequence and one q head
 // (fa_tiles_kernel's list, taken longest first), two warpgroups.  Each
@@ -19,14 +24,14 @@
 // and each keeps O for its half of the columns (64 x D/2 fp32 in registers).
 // Per 64-key step:
 //  1. the step's raw cache rows (prefetched by cp.async during the last
-//     step) become BF16 K (and V) tiles in the 128-byte swizzle, unscaled
-//     (an E4M3 value is exact in BF16; k_scale multiplies the scores and
-//     v_scale the output);
+//     step) become 16-bit K (and V) tiles in the 128-byte swizzle, unscaled
+//     (k_scale multiplies the scores and v_scale the output);
 //  2. the next step's raw rows start streaming in;
-//  3. S partials by wgmma, exchanged, summed; scale, softcap, masks; online
-//     softmax in registers (a row's 64 scores sit in the 4 lanes of a quad);
-//  4. P rounded to BF16 pairs is the A fragment of O += P V (m64nNk16 with
-//     V read N-major: the keys are V's rows).
+//  3. S partials by wgmma, exchanged, summed; scale, softcap and masks (only
+//     on steps where some key is hidden from some row); online softmax in
+//     registers (a row's 64 scores sit in the 4 lanes of a quad);
+//  4. P rounded to 16-bit pairs is the A fragment of O += P V (m64nNk16
+//     with V read N-major: the keys are V's rows).
 // Shared memory (1024-byte aligned tiles of 64 rows x 128 bytes, "slabs"):
 // Q, K, V (two-tensor layers), the raw rows of the next step, the S
 // exchange and the key offsets: 162-226 KiB, one block per SM.
@@ -43,7 +48,7 @@ namespace seatrt::cuda {
 namespace {
 
 constexpr int kRows = 64, kKeys = 64, kThreads = 256;
-constexpr uint32_t kSlab = 64 * 128;  // bytes of a 64-row x 64-element BF16 slab
+constexpr uint32_t kSlab = 64 * 128;  // bytes of a 64-row x 64-element 16-bit slab
 
 // Byte offsets from the block's 1024-aligned base.  The raw buffer is sized
 // for BF16 rows (an F8 cache uses half).
@@ -56,23 +61,22 @@ struct WgSmem {
   static constexpr uint32_t raw = v + (kTwo ? kSlabs * kSlab : 0);
   static constexpr uint32_t xs = raw + (kTwo ? 2 : 1) * kKeys * D * 2;
   static constexpr uint32_t koff = xs + 2 * kRows * kKeys * 4;
-  static constexpr uint32_t flags = koff + 2 * kKeys * 8;  // 2 x 2 ints: step_mapped
-  static constexpr uint32_t bytes = flags + 16;
+  static constexpr uint32_t flags = koff + 2 * kKeys * 8;  // 2 x 2 ints: step_mapped; 1: the Q tile's max
+  static constexpr uint32_t bytes = flags + 32;
   static constexpr uint32_t alloc = bytes + 1024;  // + alignment slack
   static_assert(alloc <= 227 * 1024, "one block per SM must fit");
 };
 
-// 8 E4M3 bytes as 8 BF16 values (exact; NaN stays NaN), unscaled.
-__device__ __forceinline__ uint4 e4m3x8_to_bf16(uint2 raw) {
+// 8 E4M3 bytes as 8 FP16 values (exact: E4M3 lies inside FP16's range
+// with fewer significant bits; NaN stays NaN), unscaled.
+__device__ __forceinline__ uint4 e4m3x8_to_f16(uint2 raw) {
   const uint32_t w[2] = {raw.x, raw.y};
   uint4 r;
   uint32_t* o = reinterpret_cast<uint32_t*>(&r);
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const __nv_fp8x2_storage_t pair = static_cast<__nv_fp8x2_storage_t>(w[i / 2] >> (16 * (i % 2)));
-    const float2 f = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(pair, __NV_E4M3)));
-    const __nv_bfloat162 b = __floats2bfloat162_rn(f.x, f.y);
-    o[i] = *reinterpret_cast<const uint32_t*>(&b);
+    const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(w[i / 2] >> (16 * (i % 2))), __NV_E4M3);
+    o[i] = uint32_t(h.x) | (uint32_t(h.y) << 16);
   }
   return r;
 }
@@ -86,11 +90,50 @@ __device__ __forceinline__ float fast_exp2(float x) {
   return y;
 }
 
-__device__ __forceinline__ uint32_t bf16_pair(float lo, float hi, float& sum) {
-  const __nv_bfloat162 b = __floats2bfloat162_rn(lo, hi);
-  const float2 f = __bfloat1622float2(b);
-  sum += f.x + f.y;  // the values the PV MMA sees, so O / l stays a convex combination of V rows
-  return *reinterpret_cast<const uint32_t*>(&b);
+// Two probabilities as the MMA's input pair (FP16 or BF16, round to
+// nearest); `sum` takes the rounded values, the ones the PV MMA sees, so
+// O / l stays a convex combination of V rows.
+template <bool kF16>
+__device__ __forceinline__ uint32_t p_pair(float lo, float hi, float& sum) {
+  if constexpr (kF16) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    const float2 f = __half22float2(h);
+    sum += f.x + f.y;
+    return *reinterpret_cast<const uint32_t*>(&h);
+  } else {
+    const __nv_bfloat162 b = __floats2bfloat162_rn(lo, hi);
+    const float2 f = __bfloat1622float2(b);
+    sum += f.x + f.y;
+    return *reinterpret_cast<const uint32_t*>(&b);
+  }
+}
+
+// 8 consecutive q values from F32 or BF16 rows as floats; `vec`: 16-byte
+// aligned (one or two vector loads).
+__device__ __forceinline__ void q8(const View3& q, int64_t at, bool vec, float* f) {
+  if (q.dtype == SEATRT_DTYPE_F32) {
+    const float* src = static_cast<const float*>(q.data) + at;
+    if (vec) {
+      const float4 a = reinterpret_cast<const float4*>(src)[0], b = reinterpret_cast<const float4*>(src)[1];
+      f[0] = a.x; f[1] = a.y; f[2] = a.z; f[3] = a.w; f[4] = b.x; f[5] = b.y; f[6] = b.z; f[7] = b.w;
+    } else {
+#pragma unroll
+      for (int j = 0; j < 8; ++j) f[j] = src[j];
+    }
+  } else {
+    const __nv_bfloat16* src = static_cast<const __nv_bfloat16*>(q.data) + at;
+    uint4 v;
+    if (vec) {
+      v = *reinterpret_cast<const uint4*>(src);
+    } else {
+      __nv_bfloat16* e = reinterpret_cast<__nv_bfloat16*>(&v);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) e[j] = src[j];
+    }
+    const __nv_bfloat16* e = reinterpret_cast<const __nv_bfloat16*>(&v);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) f[j] = __bfloat162float(e[j]);
+  }
 }
 
 template <int D, bool kTwo, bool kF8>
@@ -109,6 +152,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   auto* koff = reinterpret_cast<int64_t*>(sm + L::koff);
   auto* xs = reinterpret_cast<float4*>(sm + L::xs);
   auto* step_mapped = reinterpret_cast<int*>(sm + L::flags);
+  int* q_max_bits = step_mapped + 4;
 
   const int4 tile = tiles[n_tiles - 1 - int(blockIdx.y)];  // longest first: the last rows see the most keys
   const int seq = tile.x, rows = tile.z;
@@ -121,21 +165,41 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int64_t pos0 = p.seq_lens[seq] - seq_rows + (row0 - p.query_start[seq]);  // position of tile row 0
   const int32_t* table = p.block_tables + seq * p.block_table_stride;
 
-  // Q tile as BF16 slabs (rows past the tile's end are zeros).
+  // Q tile as slabs of the MMA's type (rows past the tile's end are zeros),
+  // by 16-byte loads where the rows allow them.  FP16 (F8 caches, whose
+  // values FP16 holds exactly): the tile is first scaled by 2^-q_exp so its
+  // largest |q| stays below 2^15 (exact, a power of two; 2^q_exp goes back
+  // into the score scale), so no q can overflow FP16.
+  const bool q_vec = reinterpret_cast<uintptr_t>(p.q.data) % 16 == 0 && p.q.s0 % 8 == 0 && p.q.s1 % 8 == 0;
+  int q_exp = 0;
+  if constexpr (kF8) {
+    if (t == 0) *q_max_bits = 0;
+    __syncthreads();
+    float mx = 0.0f;
+    for (int i = t; i < rows * kChunks; i += kThreads) {
+      float f[8];
+      q8(p.q, (row0 + i / kChunks) * p.q.s0 + qh * p.q.s1 + (i % kChunks) * 8, q_vec, f);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) mx = fmaxf(mx, fabsf(f[j]));  // NaN is skipped; it stays NaN below
+    }
+    atomicMax(q_max_bits, __float_as_int(mx));  // non-negative floats order as their bits
+    __syncthreads();
+    int e2 = 0;
+    frexpf(__int_as_float(*q_max_bits), &e2);  // max |q| < 2^e2
+    q_exp = e2 > 15 ? e2 - 15 : 0;
+  }
+  const float q_mul = ldexpf(1.0f, -q_exp);
   for (int i = t; i < kRows * kChunks; i += kThreads) {
     const int r = i / kChunks, c = i % kChunks;
     uint4 v = make_uint4(0u, 0u, 0u, 0u);
     if (r < rows) {
-      const int64_t at = (row0 + r) * p.q.s0 + qh * p.q.s1 + c * 8;
-      __nv_bfloat16* e = reinterpret_cast<__nv_bfloat16*>(&v);
-      if (p.q.dtype == SEATRT_DTYPE_F32) {
-        const float* src = static_cast<const float*>(p.q.data) + at;
+      float f[8];
+      q8(p.q, (row0 + r) * p.q.s0 + qh * p.q.s1 + c * 8, q_vec, f);
+      uint32_t* w = reinterpret_cast<uint32_t*>(&v);
 #pragma unroll
-        for (int j = 0; j < 8; ++j) e[j] = __float2bfloat16_rn(src[j]);
-      } else {
-        const __nv_bfloat16* src = static_cast<const __nv_bfloat16*>(p.q.data) + at;
-#pragma unroll
-        for (int j = 0; j < 8; ++j) e[j] = src[j];
+      for (int j = 0; j < 4; ++j) {
+        float unused = 0.0f;
+        w[j] = p_pair<kF8>(f[2 * j] * q_mul, f[2 * j + 1] * q_mul, unused);
       }
     }
     *reinterpret_cast<uint4*>(sm + L::q + (c / 8) * kSlab + wg::swz(r, c % 8)) = v;
@@ -149,11 +213,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   int64_t first = 0;
   if (p.window > 0 && pos0 - p.window + 1 > 0) first = pos0 - p.window + 1;
 
+  // (Key positions are below max_blocks_per_seq * block_size, an int32.)
   auto key_offset = [&](int64_t j) -> int64_t {
-    if (j > last || j / p.block_size >= p.max_blocks_per_seq) return -1;
-    const int32_t blk = table[j / p.block_size];
+    if (j > last) return -1;
+    const uint32_t bs = uint32_t(p.block_size), jj = uint32_t(j), bi = jj / bs;
+    if (bi >= p.max_blocks_per_seq) return -1;
+    const int32_t blk = table[bi];
     if (blk < 0 || blk >= p.num_blocks) return -1;
-    return ((int64_t(blk) * p.block_size + j % p.block_size) * p.kv_heads + kvh) * D;
+    return ((int64_t(blk) * bs + (jj - bi * bs)) * p.kv_heads + kvh) * D;
   };
   // Key offsets of a step into koff buffer b, and whether each of its two
   // 32-key halves is mapped throughout (step_mapped[2b], [2b + 1]).
@@ -168,13 +235,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Starts the copies of the raw rows of the keys in koff buffer b (K, then
   // V), 16 bytes each; unmapped keys read as zeros.
   auto issue = [&](int b) {
-    constexpr int kPerRow = D * kEsz / 16, kPerTensor = kKeys * kPerRow;
-#pragma unroll 4
-    for (int i = t; i < (kTwo ? 2 : 1) * kPerTensor; i += kThreads) {
-      const int tensor = i / kPerTensor, kr = (i % kPerTensor) / kPerRow, c = i % kPerRow;
-      const int64_t off = koff[b * kKeys + kr];
+    constexpr uint32_t kPerRow = D * kEsz / 16, kCopies = (kTwo ? 2 : 1) * kKeys * kPerRow;
+    static_assert(kCopies % kThreads == 0, "whole passes");
+#pragma unroll
+    for (uint32_t it = 0; it < kCopies / kThreads; ++it) {
+      const uint32_t i = uint32_t(t) + it * kThreads, c = i % kPerRow, kr = (i / kPerRow) % kKeys,
+                     tensor = i / (kKeys * kPerRow);
+      const int64_t off = koff[b * kKeys + int(kr)];
       const unsigned char* src = static_cast<const unsigned char*>(tensor ? p.v_cache : p.k_cache);
-      mma::cp_async16(base + L::raw + (uint32_t(tensor * kKeys + kr) * D * kEsz) + c * 16,
+      mma::cp_async16(base + L::raw + (tensor * kKeys + kr) * D * kEsz + c * 16,
                       src + (off < 0 ? 0 : off * kEsz + c * 16), off >= 0);
     }
     mma::cp_commit();
@@ -186,7 +255,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
   for (int i = 0; i < 32; ++i) s[i] = 0.0f;
   float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.0f, l_hi = 0.0f;
-  const float score_scale = p.scale * p.k_scale;
+  const float score_scale = p.scale * p.k_scale * ldexpf(1.0f, q_exp);
   const bool plain = p.softcap <= 0.0f && score_scale > 0.0f;
   const float c2 = plain ? score_scale * kLog2e : kLog2e;
   const uint32_t v_tile = base + (kTwo ? L::v : L::k) + uint32_t(wgi * (kHalf / 64)) * kSlab;
@@ -200,12 +269,25 @@ __global__ void __launch_bounds__(kThreads, 1)
     mma::cp_wait<0>();
     __syncthreads();  // this step's raw rows are in; the last step's MMAs and exchange reads are done
     if (j0 + kKeys <= last) fill_offsets(j0 + kKeys, b ^ 1);
-    // 1. Raw rows -> BF16 K (and V) slabs.
-    for (int i = t; i < (kTwo ? 2 : 1) * kKeys * kChunks; i += kThreads) {
-      const int tensor = i / (kKeys * kChunks), kr = (i / kChunks) % kKeys, c = i % kChunks;
-      const unsigned char* src = sm + L::raw + (size_t(tensor * kKeys + kr) * D + c * 8) * kEsz;
-      const uint4 v = kF8 ? e4m3x8_to_bf16(*reinterpret_cast<const uint2*>(src)) : *reinterpret_cast<const uint4*>(src);
-      *reinterpret_cast<uint4*>(sm + (tensor ? L::v : L::k) + (c / 8) * kSlab + wg::swz(kr, c % 8)) = v;
+    // 1. Raw rows -> 16-bit K (and V) slabs: an F8 thread takes 16 raw
+    // bytes (two 8-element chunks of one row) per pass, a BF16 one 16 bytes.
+    {
+      constexpr uint32_t kUnit = kF8 ? 2 : 1, kUnitsPerRow = kChunks / kUnit;
+      constexpr uint32_t kUnits = (kTwo ? 2 : 1) * kKeys * kUnitsPerRow;
+      static_assert(kUnits % kThreads == 0, "whole passes");
+#pragma unroll
+      for (uint32_t it = 0; it < kUnits / kThreads; ++it) {
+        const uint32_t i = uint32_t(t) + it * kThreads, u = i % kUnitsPerRow, kr = (i / kUnitsPerRow) % kKeys,
+                       tensor = i / (kKeys * kUnitsPerRow), c = u * kUnit;
+        const uint4 in = *reinterpret_cast<const uint4*>(sm + L::raw + (tensor * kKeys + kr) * D * kEsz + u * 16);
+        unsigned char* slab = sm + (tensor ? L::v : L::k) + (c / 8) * kSlab;
+        if constexpr (kF8) {
+          *reinterpret_cast<uint4*>(slab + wg::swz(int(kr), int(c % 8))) = e4m3x8_to_f16(make_uint2(in.x, in.y));
+          *reinterpret_cast<uint4*>(slab + wg::swz(int(kr), int(c % 8) + 1)) = e4m3x8_to_f16(make_uint2(in.z, in.w));
+        } else {
+          *reinterpret_cast<uint4*>(slab + wg::swz(int(kr), int(c % 8))) = in;
+        }
+      }
     }
     wg::fence_proxy_async();  // this thread's K/V (and the prologue's Q) stores, visible to the tensor cores
     __syncthreads();
@@ -218,7 +300,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int ks = 0; ks < kHalf / 16; ++ks) {
       const int d0 = wgi * kHalf + ks * 16;
       const uint32_t off = uint32_t(d0 / 64) * kSlab + uint32_t(d0 % 64) * 2;
-      wga::wgmma_ss_m64n64k16(s, wg::desc(base + L::q + off), wg::desc(base + L::k + off), ks > 0);
+      if constexpr (kF8) wga::wgmma_ss_m64n64k16_f16(s, wg::desc(base + L::q + off), wg::desc(base + L::k + off), ks > 0);
+      else wga::wgmma_ss_m64n64k16_bf16(s, wg::desc(base + L::q + off), wg::desc(base + L::k + off), ks > 0);
     }
     wg::wgmma_commit();
     wg::wgmma_wait0();
@@ -299,8 +382,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         const float* sv = s + 8 * kk + 4 * h;
         const float e0 = fast_exp2(fmaf(sv[0], c2, -sub_lo)), e1 = fast_exp2(fmaf(sv[1], c2, -sub_lo));
         const float e2 = fast_exp2(fmaf(sv[2], c2, -sub_hi)), e3 = fast_exp2(fmaf(sv[3], c2, -sub_hi));
-        pa[kk][2 * h] = bf16_pair(e0, e1, sum_lo);
-        pa[kk][2 * h + 1] = bf16_pair(e2, e3, sum_hi);
+        pa[kk][2 * h] = p_pair<kF8>(e0, e1, sum_lo);
+        pa[kk][2 * h + 1] = p_pair<kF8>(e2, e3, sum_hi);
       }
 #pragma unroll
     for (int x = 1; x <= 2; x <<= 1) {
@@ -320,8 +403,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       const uint64_t dv = wga::desc_nmajor(v_tile + uint32_t(kk) * 16 * 128, kSlab, 1024);
-      if constexpr (D == 256) wga::wgmma_rs_m64n128k16_nmajor(o, pa[kk], dv);
-      else wga::wgmma_rs_m64n256k16_nmajor(o, pa[kk], dv);
+      if constexpr (D == 256 && kF8) wga::wgmma_rs_m64n128k16_nmajor_f16(o, pa[kk], dv);
+      else if constexpr (D == 256) wga::wgmma_rs_m64n128k16_nmajor_bf16(o, pa[kk], dv);
+      else if constexpr (kF8) wga::wgmma_rs_m64n256k16_nmajor_f16(o, pa[kk], dv);
+      else wga::wgmma_rs_m64n256k16_nmajor_bf16(o, pa[kk], dv);
     }
     wg::wgmma_commit();
     wg::wgmma_wait0();
@@ -329,7 +414,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int i = 0; i < kOAcc; ++i) wg::fence_reg(o[i]);
   }
 
-  // O / l times v_scale; rows that saw no key write zeros.
+  // O / l times v_scale; rows that saw no key write zeros.  Each thread's
+  // two columns are adjacent: one 4- or 8-byte store where aligned.
+  const bool out_pairs = reinterpret_cast<uintptr_t>(p.out.data) % 8 == 0 && p.out.s0 % 2 == 0 && p.out.s1 % 2 == 0;
   const float inv_lo = l_lo > 0.0f ? p.v_scale / l_lo : 0.0f, inv_hi = l_hi > 0.0f ? p.v_scale / l_hi : 0.0f;
 #pragma unroll
   for (int i = 0; i < kOAcc / 4; ++i) {
@@ -340,8 +427,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (r >= rows) continue;
       const float inv = h ? inv_hi : inv_lo;
       const int64_t at = (row0 + r) * p.out.s0 + qh * p.out.s1 + d;
-      store_from_float(p.out.data, p.out.dtype, at, o[4 * i + 2 * h] * inv);
-      store_from_float(p.out.data, p.out.dtype, at + 1, o[4 * i + 2 * h + 1] * inv);
+      const float v0 = o[4 * i + 2 * h] * inv, v1 = o[4 * i + 2 * h + 1] * inv;
+      if (out_pairs && p.out.dtype == SEATRT_DTYPE_BF16) {
+        *reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(p.out.data) + at) = __floats2bfloat162_rn(v0, v1);
+      } else if (out_pairs && p.out.dtype == SEATRT_DTYPE_F32) {
+        *reinterpret_cast<float2*>(static_cast<float*>(p.out.data) + at) = make_float2(v0, v1);
+      } else {
+        store_from_float(p.out.data, p.out.dtype, at, v0);
+        store_from_float(p.out.data, p.out.dtype, at + 1, v1);
+      }
     }
   }
 }
