@@ -1,6 +1,6 @@
 // Prefill attention on the tensor cores (batches with a query run of >= 64
 // rows): CUDA vs CPU provider, through kv_store + attention.  Head dims 256
-// and 512 (one tensor) run the wgmma kernel; 128 and 512 with two tensors
+// and 512 run the wgmma kernel (512 with two caches in 32-key steps), 128
 // the mma.sync one.  Prompts of
 // 65/300/2048 rows, prompts continuing after cached tokens, a decode row in
 // the same batch, blocks scattered through the pool, fp8 and bf16 caches,
@@ -112,7 +112,7 @@ TEST_CASE("prefill attention: head 256, fp8 one tensor, GQA 8/1, window 300, pro
 TEST_CASE("prefill attention: head 512, bf16 one tensor, GQA 8/2, 1000-row prompt after 500 cached", "[prefill]") {
   CHECK(run({SEATRT_DTYPE_BF16, 512, 8, 2, true, 0, 0.0f, {{1500, 1000}}}) <= 1e-2);
 }
-TEST_CASE("prefill attention: head 512, fp8, two tensors (the mma.sync kernel), window 200", "[prefill]") {
+TEST_CASE("prefill attention: head 512, fp8, two tensors (32-key steps), window 200", "[prefill]") {
   CHECK(run({SEATRT_DTYPE_F8_E4M3, 512, 4, 2, false, 200, 0.0f, {{600, 333}}}) <= 1e-2);
 }
 // q far outside FP16's range (|q| ~ 1e5, scale 1/16e5): the FP16 path over
@@ -122,4 +122,7 @@ TEST_CASE("prefill attention: fp8, head 256, q beyond the FP16 range", "[prefill
 }
 TEST_CASE("prefill attention: fp8 one tensor, head 512, q beyond the FP16 range", "[prefill]") {
   CHECK(run({SEATRT_DTYPE_F8_E4M3, 512, 4, 1, true, 0, 0.0f, {{128, 128}}, 1e5f}) <= 1e-2);
+}
+TEST_CASE("prefill attention: head 512, bf16, two tensors, GQA 8/2, 700-row prompt after 90 cached", "[prefill]") {
+  CHECK(run({SEATRT_DTYPE_BF16, 512, 8, 2, false, 0, 0.0f, {{790, 700}, {40, 1}}}) <= 1e-2);
 }

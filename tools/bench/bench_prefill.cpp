@@ -7,7 +7,8 @@
 //  - the MoE (128 experts, top-8, router ids uniform per token);
 //  - attention over the prompt (fp8 KV cache already stored): sliding layers
 //    head dim 256, 8 KV heads, window 1024; full layers head dim 512, 2 KV
-//    heads (one tensor), causal over the whole prompt.
+//    heads, K and V caches as the model stores them (V is k_proj's output
+//    under v_norm, K under k_norm and RoPE), causal over the whole prompt.
 // Norms, RoPE, router, KV stores, embedding and the LM head are not
 // included.  Weights are random; since prefill is compute-bound, 6 distinct
 // layers of weights (5 sliding + 1 full) are cycled over the 30 layers to
@@ -277,7 +278,7 @@ int main(int argc, char** argv) {
         upload(qs_d, qs, 8);
         upload(len_d, &len, 4);
         for (int kind = 0; kind < 2; ++kind) {
-          AttnCase c = kind == 0 ? AttnCase{8, 256, true, 1024} : AttnCase{2, 512, false, 0};
+          AttnCase c = kind == 0 ? AttnCase{8, 256, true, 1024} : AttnCase{2, 512, true, 0};
           const size_t cache_bytes = static_cast<size_t>(blocks * bsz * c.kv_heads * c.dim);
           // Random fp8 values (E4M3 codes with exponent field 1..7: |v| < 2).
           std::vector<uint8_t> hc(cache_bytes);

@@ -18,9 +18,9 @@
 //     of O in fp32 registers.
 // Rows of a tile and their key ranges come from query_start/seq_lens on the
 // device; the tile list is made by a small kernel.  Decode-shaped batches
-// keep the CUDA-core kernel of k_attention.cu.  Head dims 256 and 512 (one
-// tensor) take the wgmma kernel of k_attention_prefill_wgmma.cu instead,
-// over the same tile list; this one serves the other shapes and
+// keep the CUDA-core kernel of k_attention.cu.  Head dims 256 and 512 take
+// the wgmma kernel of k_attention_prefill_wgmma.cu instead, over the same
+// tile list; this one serves head dim 128, unaligned caches and
 // SEATRT_PREFILL_ATTENTION=mma.
 #include "device_common.cuh"
 #include "prefill.hpp"

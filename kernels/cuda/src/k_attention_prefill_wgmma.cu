@@ -1,10 +1,10 @@
 // Prefill attention on Hopper's warpgroup MMA (wgmma) for the model's head
-// dims: 256 (sliding layers, K and V caches) and 512 (full layers, one
-// tensor: V = K).  Same contract as k_attention_prefill.cu's mma.sync
+// dims: 256 (sliding layers) and 512 (full layers), with K and V caches or
+// one tensor (V = K).  Same contract as k_attention_prefill.cu's mma.sync
 // kernel (paged F8_E4M3 or BF16 cache, causal, sliding window, softcap,
 // GQA, BF16 or F32 q, P rounded to 16 bits for the second MMA), which stays
-// for head dim 128, head-dim-512 layers with two tensors, caches not
-// 16-byte aligned, and SEATRT_PREFILL_ATTENTION=mma.
+// for head dim 128, caches not 16-byte aligned, and
+// SEATRT_PREFILL_ATTENTION=mma.
 //
 // Why: the mma.sync kernel reloads every MMA operand through ldmatrix and
 // is bound by shared-memory bandwidth at 76 (window) / 120 (full) TFLOP/s
@@ -22,7 +22,7 @@
 // Q[:, half] K[:, half]^T, m64n64k16), the halves are summed through shared
 // memory (both warpgroups then hold the same S: fp32 addition commutes),
 // and each keeps O for its half of the columns (64 x D/2 fp32 in registers).
-// Per 64-key step:
+// Per step of 64 keys (32 for head dim 512 with two caches):
 //  1. the step's raw cache rows (prefetched by cp.async during the last
 //     step) become 16-bit K (and V) tiles in the 128-byte swizzle, unscaled
 //     (k_scale multiplies the scores and v_scale the output);
@@ -35,6 +35,8 @@
 // Shared memory (1024-byte aligned tiles of 64 rows x 128 bytes, "slabs"):
 // Q, K, V (two-tensor layers), the raw rows of the next step, the S
 // exchange and the key offsets: 162-226 KiB, one block per SM.
+// (Gemma-4's full layers store K and V apart: V is k_proj's output under
+// v_norm without RoPE, K under k_norm with RoPE.)
 #include <cstdlib>
 #include <cstring>
 
@@ -47,21 +49,27 @@
 namespace seatrt::cuda {
 namespace {
 
-constexpr int kRows = 64, kKeys = 64, kThreads = 256;
-constexpr uint32_t kSlab = 64 * 128;  // bytes of a 64-row x 64-element 16-bit slab
+constexpr int kRows = 64, kThreads = 256;
+constexpr uint32_t kSlab = 64 * 128;  // bytes of a Q slab: 64 rows x 64 16-bit elements
 
-// Byte offsets from the block's 1024-aligned base.  The raw buffer is sized
-// for BF16 rows (an F8 cache uses half).
+// Keys per step: 64, or 32 for head-dim-512 layers with K and V caches
+// (two 64-key tiles of 512 columns and their raw rows would not fit).
+template <int D, bool kTwo>
+constexpr int kKeyStep = D == 512 && kTwo ? 32 : 64;
+
+// Byte offsets from the block's 1024-aligned base.  K and V slabs hold kN
+// rows (keys) of 64 elements.  The raw buffer is sized for BF16 rows (an F8
+// cache uses half).
 template <int D, bool kTwo>
 struct WgSmem {
-  static constexpr uint32_t kSlabs = D / 64;
+  static constexpr uint32_t kN = kKeyStep<D, kTwo>, kSlabs = D / 64, kKSlab = kN * 128;
   static constexpr uint32_t q = 0;
   static constexpr uint32_t k = q + kSlabs * kSlab;
-  static constexpr uint32_t v = k + kSlabs * kSlab;
-  static constexpr uint32_t raw = v + (kTwo ? kSlabs * kSlab : 0);
-  static constexpr uint32_t xs = raw + (kTwo ? 2 : 1) * kKeys * D * 2;
-  static constexpr uint32_t koff = xs + 2 * kRows * kKeys * 4;
-  static constexpr uint32_t flags = koff + 2 * kKeys * 8;  // 2 x 2 ints: step_mapped; 1: the Q tile's max
+  static constexpr uint32_t v = k + kSlabs * kKSlab;
+  static constexpr uint32_t raw = v + (kTwo ? kSlabs * kKSlab : 0);
+  static constexpr uint32_t xs = raw + (kTwo ? 2 : 1) * kN * D * 2;
+  static constexpr uint32_t koff = xs + 2 * kRows * kN * 4;
+  static constexpr uint32_t flags = koff + 2 * kN * 8;  // 2 x 2 ints: step_mapped; 1: the Q tile's max
   static constexpr uint32_t bytes = flags + 32;
   static constexpr uint32_t alloc = bytes + 1024;  // + alignment slack
   static_assert(alloc <= 227 * 1024, "one block per SM must fit");
@@ -144,6 +152,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kOAcc = kHalf / 2;    // its O accumulators per thread (64 x kHalf / 128)
   constexpr int kEsz = kF8 ? 1 : 2;   // bytes of a cache element
   constexpr int kChunks = D / 8;      // 8-element chunks of a row
+  constexpr int kKeys = kKeyStep<D, kTwo>, kS = kKeys / 2;  // keys per step; S accumulators per thread
+  constexpr uint32_t kKSlab = L::kKSlab;
   extern __shared__ __align__(1024) unsigned char wa_dyn[];
   const int n_tiles = *num_tiles;
   if (int(blockIdx.y) >= n_tiles) return;
@@ -222,7 +232,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (blk < 0 || blk >= p.num_blocks) return -1;
     return ((int64_t(blk) * bs + (jj - bi * bs)) * p.kv_heads + kvh) * D;
   };
-  // Key offsets of a step into koff buffer b, and whether each of its two
+  // Key offsets of a step into koff buffer b, and whether each of its
   // 32-key halves is mapped throughout (step_mapped[2b], [2b + 1]).
   auto fill_offsets = [&](int64_t j0, int b) {
     if (t < kKeys) {
@@ -249,16 +259,16 @@ __global__ void __launch_bounds__(kThreads, 1)
     mma::cp_commit();
   };
 
-  float o[kOAcc], s[32];
+  float o[kOAcc], s[kS];
 #pragma unroll
   for (int i = 0; i < kOAcc; ++i) o[i] = 0.0f;
 #pragma unroll
-  for (int i = 0; i < 32; ++i) s[i] = 0.0f;
+  for (int i = 0; i < kS; ++i) s[i] = 0.0f;
   float m_lo = -INFINITY, m_hi = -INFINITY, l_lo = 0.0f, l_hi = 0.0f;
   const float score_scale = p.scale * p.k_scale * ldexpf(1.0f, q_exp);
   const bool plain = p.softcap <= 0.0f && score_scale > 0.0f;
   const float c2 = plain ? score_scale * kLog2e : kLog2e;
-  const uint32_t v_tile = base + (kTwo ? L::v : L::k) + uint32_t(wgi * (kHalf / 64)) * kSlab;
+  const uint32_t v_tile = base + (kTwo ? L::v : L::k) + uint32_t(wgi * (kHalf / 64)) * kKSlab;
 
   if (first <= last) fill_offsets(first, 0);
   __syncthreads();
@@ -280,7 +290,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const uint32_t i = uint32_t(t) + it * kThreads, u = i % kUnitsPerRow, kr = (i / kUnitsPerRow) % kKeys,
                        tensor = i / (kKeys * kUnitsPerRow), c = u * kUnit;
         const uint4 in = *reinterpret_cast<const uint4*>(sm + L::raw + (tensor * kKeys + kr) * D * kEsz + u * 16);
-        unsigned char* slab = sm + (tensor ? L::v : L::k) + (c / 8) * kSlab;
+        unsigned char* slab = sm + (tensor ? L::v : L::k) + (c / 8) * kKSlab;
         if constexpr (kF8) {
           *reinterpret_cast<uint4*>(slab + wg::swz(int(kr), int(c % 8))) = e4m3x8_to_f16(make_uint2(in.x, in.y));
           *reinterpret_cast<uint4*>(slab + wg::swz(int(kr), int(c % 8) + 1)) = e4m3x8_to_f16(make_uint2(in.z, in.w));
@@ -299,22 +309,26 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int ks = 0; ks < kHalf / 16; ++ks) {
       const int d0 = wgi * kHalf + ks * 16;
-      const uint32_t off = uint32_t(d0 / 64) * kSlab + uint32_t(d0 % 64) * 2;
-      if constexpr (kF8) wga::wgmma_ss_m64n64k16_f16(s, wg::desc(base + L::q + off), wg::desc(base + L::k + off), ks > 0);
-      else wga::wgmma_ss_m64n64k16_bf16(s, wg::desc(base + L::q + off), wg::desc(base + L::k + off), ks > 0);
+      const uint64_t dq = wg::desc(base + L::q + uint32_t(d0 / 64) * kSlab + uint32_t(d0 % 64) * 2);
+      const uint64_t dk = wg::desc(base + L::k + uint32_t(d0 / 64) * kKSlab + uint32_t(d0 % 64) * 2);
+      if constexpr (kKeys == 32 && kF8) wga::wgmma_ss_m64n32k16_f16(s, dq, dk, ks > 0);
+      else if constexpr (kKeys == 32) wga::wgmma_ss_m64n32k16_bf16(s, dq, dk, ks > 0);
+      else if constexpr (kF8) wga::wgmma_ss_m64n64k16_f16(s, dq, dk, ks > 0);
+      else wga::wgmma_ss_m64n64k16_bf16(s, dq, dk, ks > 0);
     }
     wg::wgmma_commit();
     wg::wgmma_wait0();
 #pragma unroll
-    for (int i = 0; i < 32; ++i) wg::fence_reg(s[i]);
+    for (int i = 0; i < kS; ++i) wg::fence_reg(s[i]);
     // The exchange, in fragment order: thread tw of one warpgroup holds the
     // same (row, key) elements as thread tw of the other.
 #pragma unroll
-    for (int i = 0; i < 8; ++i) xs[(wgi * 8 + i) * 128 + tw] = make_float4(s[4 * i], s[4 * i + 1], s[4 * i + 2], s[4 * i + 3]);
+    for (int i = 0; i < kS / 4; ++i)
+      xs[(wgi * (kS / 4) + i) * 128 + tw] = make_float4(s[4 * i], s[4 * i + 1], s[4 * i + 2], s[4 * i + 3]);
     __syncthreads();
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const float4 other = xs[((wgi ^ 1) * 8 + i) * 128 + tw];
+    for (int i = 0; i < kS / 4; ++i) {
+      const float4 other = xs[((wgi ^ 1) * (kS / 4) + i) * 128 + tw];
       s[4 * i] += other.x;
       s[4 * i + 1] += other.y;
       s[4 * i + 2] += other.z;
@@ -326,14 +340,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     // and the row maxima are taken on it; a softcap is applied first.
     if (!plain) {
 #pragma unroll
-      for (int i = 0; i < 32; ++i)
+      for (int i = 0; i < kS; ++i)
         s[i] = p.softcap > 0.0f ? p.softcap * tanhf(s[i] * score_scale / p.softcap) : s[i] * score_scale;
     }
     // Masks only where a key of the step may be hidden from a row (the
     // diagonal step, the window's edge, unmapped keys); element 4i + e is
     // row (e < 2 ? r_lo : r_hi), key j0 + 8i + 2tq + (e & 1).  Rows past the
     // tile's end have zero q and finite scores, and are never stored.
-    const bool mapped = step_mapped[b * 2] && step_mapped[b * 2 + 1];
+    const bool mapped = step_mapped[b * 2] && (kKeys == 32 || step_mapped[b * 2 + 1]);
     const bool interior = mapped && j0 + kKeys - 1 <= pos0 && (p.window <= 0 || j0 > pos0 + rows - 1 - p.window);
     if (!interior) {
 #pragma unroll
@@ -344,7 +358,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int hi = hi64 < -1 ? -1 : (hi64 > kKeys ? kKeys : int(hi64));
         const int lo = lo64 < 0 ? 0 : (lo64 > kKeys ? kKeys : int(lo64));
 #pragma unroll
-        for (int i = 0; i < 8; ++i)
+        for (int i = 0; i < kKeys / 8; ++i)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             const int c = 8 * i + 2 * tq + e;
@@ -355,7 +369,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     float mx_lo = -INFINITY, mx_hi = -INFINITY;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
+    for (int i = 0; i < kKeys / 8; ++i) {
       mx_lo = fmaxf(mx_lo, fmaxf(s[4 * i], s[4 * i + 1]));
       mx_hi = fmaxf(mx_hi, fmaxf(s[4 * i + 2], s[4 * i + 3]));
     }
@@ -373,10 +387,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     m_hi = mn_hi;
     // 4. P as the A fragments of the four 16-key MMA steps: a0 (row lo,
     // keys 2tq..), a1 (row hi, same keys), a2 / a3 the same 8 keys on.
-    uint32_t pa[4][4];
+    uint32_t pa[kKeys / 16][4];
     float sum_lo = 0.0f, sum_hi = 0.0f;
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
+    for (int kk = 0; kk < kKeys / 16; ++kk)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {  // h: the 8-key half of the 16
         const float* sv = s + 8 * kk + 4 * h;
@@ -401,8 +415,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     wg::wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      const uint64_t dv = wga::desc_nmajor(v_tile + uint32_t(kk) * 16 * 128, kSlab, 1024);
+    for (int kk = 0; kk < kKeys / 16; ++kk) {
+      const uint64_t dv = wga::desc_nmajor(v_tile + uint32_t(kk) * 16 * 128, kKSlab, 1024);
       if constexpr (D == 256 && kF8) wga::wgmma_rs_m64n128k16_nmajor_f16(o, pa[kk], dv);
       else if constexpr (D == 256) wga::wgmma_rs_m64n128k16_nmajor_bf16(o, pa[kk], dv);
       else if constexpr (kF8) wga::wgmma_rs_m64n256k16_nmajor_f16(o, pa[kk], dv);
@@ -464,8 +478,7 @@ bool attention_prefill_wgmma_supported(const AttentionProblem& p) {
     const char* v = std::getenv("SEATRT_PREFILL_ATTENTION");
     return v != nullptr && std::strcmp(v, "mma") == 0;
   }();
-  const bool two = p.v_cache != p.k_cache;
-  const bool shape_ok = p.q.d2 == 256 || (p.q.d2 == 512 && !two);
+  const bool shape_ok = p.q.d2 == 256 || p.q.d2 == 512;
   const bool aligned = reinterpret_cast<uintptr_t>(p.k_cache) % 16 == 0 && reinterpret_cast<uintptr_t>(p.v_cache) % 16 == 0;
   const bool cache_ok = p.cache_dtype == SEATRT_DTYPE_F8_E4M3 || p.cache_dtype == SEATRT_DTYPE_BF16;
   return !off && shape_ok && aligned && cache_ok && p.q.d1 % p.kv_heads == 0;
@@ -475,6 +488,8 @@ int launch_attention_prefill_wgmma(cudaStream_t st, const AttentionProblem& p, c
                                    const int32_t* num_tiles, unsigned max_tiles) {
   if (max_tiles > 65535u) return static_cast<int>(cudaErrorInvalidConfiguration);  // the grid's y limit
   const bool two = p.v_cache != p.k_cache, f8 = p.cache_dtype == SEATRT_DTYPE_F8_E4M3;
+  if (p.q.d2 == 512 && two) return f8 ? launch_wgmma<512, true, true>(st, p, tiles, num_tiles, max_tiles)
+                                      : launch_wgmma<512, true, false>(st, p, tiles, num_tiles, max_tiles);
   if (p.q.d2 == 512) return f8 ? launch_wgmma<512, false, true>(st, p, tiles, num_tiles, max_tiles)
                                : launch_wgmma<512, false, false>(st, p, tiles, num_tiles, max_tiles);
   if (two) return f8 ? launch_wgmma<256, true, true>(st, p, tiles, num_tiles, max_tiles)

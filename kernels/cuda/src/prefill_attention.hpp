@@ -9,8 +9,8 @@
 
 namespace seatrt::cuda {
 
-// True for head dim 256 (one or two tensors) and 512 (one tensor) over a
-// 16-byte aligned F8_E4M3 or BF16 cache, unless SEATRT_PREFILL_ATTENTION=mma.
+// True for head dims 256 and 512 (one or two tensors) over a 16-byte
+// aligned F8_E4M3 or BF16 cache, unless SEATRT_PREFILL_ATTENTION=mma.
 bool attention_prefill_wgmma_supported(const AttentionProblem& p);
 // Launches it over `max_tiles` tile slots (<= 65535; the kernel reads the
 // count at num_tiles) on stream st.

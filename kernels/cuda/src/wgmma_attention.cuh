@@ -22,6 +22,30 @@ __device__ __forceinline__ uint64_t desc_nmajor(uint32_t smem_addr, uint32_t lbo
          (uint64_t((sbo & 0x3FFFFu) >> 4) << 32) | (uint64_t(1) << 62);
 }
 
+// d (a warpgroup's 64 x 32 fp32 tile, 16 per thread) = (acc ? d : 0) +
+// A (64 x 16, K-major descriptor a) * B^T (B: 32 x 16, K-major descriptor b).
+__device__ __forceinline__ void wgmma_ss_m64n32k16_bf16(float* d, uint64_t desc_a, uint64_t desc_b, int acc) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {"
+      "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15"
+      "}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+      : "l"(desc_a), "l"(desc_b), "r"(acc));
+}
+
+__device__ __forceinline__ void wgmma_ss_m64n32k16_f16(float* d, uint64_t desc_a, uint64_t desc_b, int acc) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {"
+      "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15"
+      "}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+      : "l"(desc_a), "l"(desc_b), "r"(acc));
+}
+
 // d (a warpgroup's 64 x 64 fp32 tile, 32 per thread) = (acc ? d : 0) +
 // A (64 x 16, K-major descriptor a) * B^T (B: 64 x 16, K-major descriptor b).
 __device__ __forceinline__ void wgmma_ss_m64n64k16_bf16(float* d, uint64_t desc_a, uint64_t desc_b, int acc) {
