@@ -31,7 +31,9 @@
 //     on steps where some key is hidden from some row); online softmax in
 //     registers (a row's 64 scores sit in the 4 lanes of a quad);
 //  4. P rounded to 16-bit pairs is the A fragment of O += P V (m64nNk16
-//     with V read N-major: the keys are V's rows).
+//     with V read N-major: the keys are V's rows).  Where two V tiles fit
+//     in shared memory, this MMA runs on while the next step's rows are
+//     converted; the next step's wait for its S covers it.
 // Shared memory (1024-byte aligned tiles of 64 rows x 128 bytes, "slabs"):
 // Q, K, V (two-tensor layers), the raw rows of the next step, the S
 // exchange and the key offsets: 162-226 KiB, one block per SM.
@@ -58,16 +60,21 @@ template <int D, bool kTwo>
 constexpr int kKeyStep = D == 512 && kTwo ? 32 : 64;
 
 // Byte offsets from the block's 1024-aligned base.  K and V slabs hold kN
-// rows (keys) of 64 elements.  The raw buffer is sized for BF16 rows (an F8
-// cache uses half).
-template <int D, bool kTwo>
+// rows (keys) of 64 elements; the raw buffer holds a step's cache rows.
+// Two V tiles where they fit (kVTiles): step j's P V then runs while step
+// j+1's rows are converted into the other tile.
+template <int D, bool kTwo, bool kF8>
 struct WgSmem {
   static constexpr uint32_t kN = kKeyStep<D, kTwo>, kSlabs = D / 64, kKSlab = kN * 128;
+  static constexpr uint32_t kTile = kSlabs * kKSlab;  // one K or V tile
+  static constexpr uint32_t kRaw = (kTwo ? 2 : 1) * kN * D * (kF8 ? 1 : 2);
+  static constexpr uint32_t kRest = kSlabs * kSlab + kTile + kRaw + 2 * kRows * kN * 4 + 2 * kN * 8 + 32 + 1024;
+  static constexpr uint32_t kVTiles = kTwo ? (kRest + 2 * kTile <= 227 * 1024 ? 2 : 1) : 0;
   static constexpr uint32_t q = 0;
   static constexpr uint32_t k = q + kSlabs * kSlab;
-  static constexpr uint32_t v = k + kSlabs * kKSlab;
-  static constexpr uint32_t raw = v + (kTwo ? kSlabs * kKSlab : 0);
-  static constexpr uint32_t xs = raw + (kTwo ? 2 : 1) * kN * D * 2;
+  static constexpr uint32_t v = k + kTile;
+  static constexpr uint32_t raw = v + kVTiles * kTile;
+  static constexpr uint32_t xs = raw + kRaw;
   static constexpr uint32_t koff = xs + 2 * kRows * kN * 4;
   static constexpr uint32_t flags = koff + 2 * kN * 8;  // 2 x 2 ints: step_mapped; 1: the Q tile's max
   static constexpr uint32_t bytes = flags + 32;
@@ -147,7 +154,8 @@ __device__ __forceinline__ void q8(const View3& q, int64_t at, bool vec, float* 
 template <int D, bool kTwo, bool kF8>
 __global__ void __launch_bounds__(kThreads, 1)
     flash_prefill_wgmma_kernel(AttentionProblem p, const int4* tiles, const int32_t* num_tiles) {
-  using L = WgSmem<D, kTwo>;
+  using L = WgSmem<D, kTwo, kF8>;
+  constexpr bool kOverlap = L::kVTiles == 2;  // step j's P V runs on into step j+1
   constexpr int kHalf = D / 2;        // head-dim columns of a warpgroup
   constexpr int kOAcc = kHalf / 2;    // its O accumulators per thread (64 x kHalf / 128)
   constexpr int kEsz = kF8 ? 1 : 2;   // bytes of a cache element
@@ -268,7 +276,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const float score_scale = p.scale * p.k_scale * ldexpf(1.0f, q_exp);
   const bool plain = p.softcap <= 0.0f && score_scale > 0.0f;
   const float c2 = plain ? score_scale * kLog2e : kLog2e;
-  const uint32_t v_tile = base + (kTwo ? L::v : L::k) + uint32_t(wgi * (kHalf / 64)) * kKSlab;
+  const uint32_t v_half = uint32_t(wgi * (kHalf / 64)) * kKSlab;  // this warpgroup's columns in a V tile
 
   if (first <= last) fill_offsets(first, 0);
   __syncthreads();
@@ -277,7 +285,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   int b = 0;  // koff buffer of the current step
   for (int64_t j0 = first; j0 <= last; j0 += kKeys, b ^= 1) {
     mma::cp_wait<0>();
-    __syncthreads();  // this step's raw rows are in; the last step's MMAs and exchange reads are done
+    // This step's raw rows are in; the last step's S MMAs and exchange reads
+    // are done, and so is the P V of the step before it, which read the V
+    // tile this step fills (kOverlap: the last step's P V may still run).
+    __syncthreads();
     if (j0 + kKeys <= last) fill_offsets(j0 + kKeys, b ^ 1);
     // 1. Raw rows -> 16-bit K (and V) slabs: an F8 thread takes 16 raw
     // bytes (two 8-element chunks of one row) per pass, a BF16 one 16 bytes.
@@ -290,7 +301,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const uint32_t i = uint32_t(t) + it * kThreads, u = i % kUnitsPerRow, kr = (i / kUnitsPerRow) % kKeys,
                        tensor = i / (kKeys * kUnitsPerRow), c = u * kUnit;
         const uint4 in = *reinterpret_cast<const uint4*>(sm + L::raw + (tensor * kKeys + kr) * D * kEsz + u * 16);
-        unsigned char* slab = sm + (tensor ? L::v : L::k) + (c / 8) * kKSlab;
+        unsigned char* slab = sm + (tensor ? L::v + (kOverlap ? b : 0) * L::kTile : L::k) + (c / 8) * kKSlab;
         if constexpr (kF8) {
           *reinterpret_cast<uint4*>(slab + wg::swz(int(kr), int(c % 8))) = e4m3x8_to_f16(make_uint2(in.x, in.y));
           *reinterpret_cast<uint4*>(slab + wg::swz(int(kr), int(c % 8) + 1)) = e4m3x8_to_f16(make_uint2(in.z, in.w));
@@ -317,9 +328,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       else wga::wgmma_ss_m64n64k16_bf16(s, dq, dk, ks > 0);
     }
     wg::wgmma_commit();
-    wg::wgmma_wait0();
+    wg::wgmma_wait0();  // S, and (kOverlap) the last step's P V
 #pragma unroll
     for (int i = 0; i < kS; ++i) wg::fence_reg(s[i]);
+    if constexpr (kOverlap) {
+#pragma unroll
+      for (int i = 0; i < kOAcc; ++i) wg::fence_reg(o[i]);
+    }
     // The exchange, in fragment order: thread tw of one warpgroup holds the
     // same (row, key) elements as thread tw of the other.
 #pragma unroll
@@ -416,6 +431,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     wg::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kKeys / 16; ++kk) {
+      const uint32_t v_tile = base + (kTwo ? L::v + (kOverlap ? b : 0) * L::kTile : L::k) + v_half;
       const uint64_t dv = wga::desc_nmajor(v_tile + uint32_t(kk) * 16 * 128, kKSlab, 1024);
       if constexpr (D == 256 && kF8) wga::wgmma_rs_m64n128k16_nmajor_f16(o, pa[kk], dv);
       else if constexpr (D == 256) wga::wgmma_rs_m64n128k16_nmajor_bf16(o, pa[kk], dv);
@@ -423,6 +439,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       else wga::wgmma_rs_m64n256k16_nmajor_bf16(o, pa[kk], dv);
     }
     wg::wgmma_commit();
+    if constexpr (!kOverlap) {  // the next step overwrites the V this P V reads
+      wg::wgmma_wait0();
+#pragma unroll
+      for (int i = 0; i < kOAcc; ++i) wg::fence_reg(o[i]);
+    }
+  }
+  if constexpr (kOverlap) {
     wg::wgmma_wait0();
 #pragma unroll
     for (int i = 0; i < kOAcc; ++i) wg::fence_reg(o[i]);
@@ -457,7 +480,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 template <int D, bool kTwo, bool kF8>
 int launch_wgmma(cudaStream_t st, const AttentionProblem& p, const int4* tiles, const int32_t* num_tiles,
                  unsigned max_tiles) {
-  constexpr uint32_t smem = WgSmem<D, kTwo>::alloc;
+  constexpr uint32_t smem = WgSmem<D, kTwo, kF8>::alloc;
   static bool opted_in = false;  // per instantiation: the attribute is per function
   if (!opted_in) {
     if (cudaError_t e = cudaFuncSetAttribute(flash_prefill_wgmma_kernel<D, kTwo, kF8>,
