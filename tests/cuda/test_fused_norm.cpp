@@ -35,7 +35,7 @@ TEST_CASE("add_rms_norm agrees (residual and the second norm), with and without 
   require_fused(cuda());
   require_fused(cpu());
   for (int32_t dt : {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16}) {
-    for (int64_t rows : {1, 7, 64}) {
+    for (int64_t rows : {1, 7, 64, 300}) {
       for (int variant = 0; variant < 4; ++variant) {
         // 0: both gains + out, 1: no gains + out, 2: no out (rows in
         // registers, n 2816); 3: both gains + out at n 5000 (> 256 threads x
@@ -127,7 +127,7 @@ TEST_CASE("add_rms_norm_pair equals rms_norm and two add_rms_norm, with and with
   REQUIRE(SEATRT_HAS_FIELD(&api, seatrt_kernel_api, add_rms_norm_pair));
   REQUIRE(api.add_rms_norm_pair != nullptr);
   for (int32_t dt : {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16}) {
-    for (int64_t rows : {1, 7, 64}) {
+    for (int64_t rows : {1, 7, 64, 300}) {
       for (int variant = 0; variant < 5; ++variant) {
         // 0: every gain + out, scale 0.5; 1: no gains + out; 2: no out;
         // 3: n 5000 (the multi-pass kernel); 4: out aliasing a.

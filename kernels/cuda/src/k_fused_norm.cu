@@ -209,6 +209,25 @@ __global__ void rms_norm_multi_regs_kernel(Mat x, float eps, NormOuts o) {
   }
 }
 
+// The same with each pass over global memory (prompt-sized batches, see
+// kRegsMaxRows): each thread reads a column once and writes every output
+// from that value, so an output may alias x.
+__global__ void rms_norm_multi_kernel(Mat x, float eps, NormOuts o) {
+  pdl_enter();  // before any global access (pdl.cuh)
+  __shared__ float scratch[32];
+  const int64_t r = blockIdx.x;
+  float ss = 0.0f;
+  for (int64_t c = threadIdx.x; c < x.cols; c += blockDim.x) {
+    const float v = mat_load(x, r, c);
+    ss += v * v;
+  }
+  const float inv = rsqrtf(block_sum(ss, scratch) / static_cast<float>(x.cols) + eps);
+  for (int64_t c = threadIdx.x; c < x.cols; c += blockDim.x) {
+    const float v = mat_load(x, r, c);
+    for (int j = 0; j < o.count && j < kNormMultiMax; ++j) mat_store(o.out[j], r, c, v * inv * gain_at(o.gain[j], c));
+  }
+}
+
 // add_rms_norm_pair (ABI 1.4): a MoE layer's feed-forward end, whose
 // unfused sequence is rms_norm(a) into s, add_rms_norm(b into s),
 // add_rms_norm(s into the residual, the next norm): three launches, the
@@ -316,6 +335,16 @@ __global__ void add_rms_norm_pair_kernel(Mat a, Gain a_gain, Mat b, Gain b_gain,
 
 int threads_for(int64_t cols) { return cols >= 1024 ? 256 : 128; }
 
+// The register kernels hold a row in 64-112 registers a thread (206-253 in
+// all for the add and pair kernels), so one block fits on an SM: right for
+// decode batches, where a row's latency is the cost, but a prompt's rows
+// then go one at a time per SM (an 8k prefill's add_rms_norm moved ~1.7
+// TB/s).  Above this many rows the pass kernels (23-29 registers, eight
+// blocks an SM) take them; their sums run in the same order, so the values
+// are the same.
+constexpr int64_t kRegsMaxRows = 256;
+bool regs_fit(const Mat& x) { return x.rows <= kRegsMaxRows && x.cols <= int64_t(threads_for(x.cols)) * kRowRegs; }
+
 // Whether every tensor a register kernel reads is F32 (its kF32 instance:
 // device_common.cuh).  Absent gains do not count.
 bool all_f32(std::initializer_list<int32_t> dtypes) {
@@ -330,7 +359,7 @@ int32_t gain_dtype(const Gain& g) { return g.data ? g.dtype : SEATRT_DTYPE_F32; 
 int launch_add_rms_norm(Stream s, const Mat& x, Gain x_gain, const Mat& residual, float eps, float scale,
                         Gain out_gain, const Mat& out) {
   if (x.rows == 0 || x.cols == 0) return 0;
-  if (x.cols <= int64_t(threads_for(x.cols)) * kRowRegs) {
+  if (regs_fit(x)) {
     const bool f32 = all_f32({x.dtype, residual.dtype, gain_dtype(x_gain), gain_dtype(out_gain)});
     (void)launch_pdl(f32 ? add_rms_norm_regs_kernel<true> : add_rms_norm_regs_kernel<false>,
         static_cast<unsigned>(x.rows), threads_for(x.cols), 0, cudaStream_t(s),
@@ -364,6 +393,11 @@ int launch_rms_norm_rope(Stream s, const View3& x, Gain gain, float eps, const i
 
 int launch_rms_norm_multi(Stream s, const Mat& x, float eps, const NormOuts& outs) {
   if (x.rows == 0 || x.cols == 0) return 0;
+  if (!regs_fit(x) && x.rows <= 0x7fffffff) {
+    (void)launch_pdl(rms_norm_multi_kernel, static_cast<unsigned>(x.rows), threads_for(x.cols), 0, cudaStream_t(s), x,
+                     eps, outs);
+    return last_error();
+  }
   if (x.cols <= int64_t(threads_for(x.cols)) * kRowRegs) {
     bool f32 = x.dtype == SEATRT_DTYPE_F32;
     for (int j = 0; j < outs.count; ++j) f32 = f32 && gain_dtype(outs.gain[j]) == SEATRT_DTYPE_F32;
@@ -383,7 +417,7 @@ int launch_add_rms_norm_pair(Stream s, const Mat& a, Gain a_gain, const Mat& b, 
   const int threads = threads_for(a.cols);
   const bool f32 = all_f32({a.dtype, b.dtype, residual.dtype, gain_dtype(a_gain), gain_dtype(b_gain),
                             gain_dtype(s_gain), gain_dtype(out_gain)});
-  auto* kernel = a.cols > int64_t(threads) * kRowRegs ? add_rms_norm_pair_kernel
+  auto* kernel = !regs_fit(a) ? add_rms_norm_pair_kernel
                  : f32                                ? add_rms_norm_pair_regs_kernel<true>
                                                       : add_rms_norm_pair_regs_kernel<false>;
   (void)launch_pdl(kernel, static_cast<unsigned>(a.rows), threads, 0, cudaStream_t(s), a, a_gain, b, b_gain, s_gain,
