@@ -14,10 +14,7 @@ export LD_LIBRARY_PATH=$c/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 plugin=$c/plugins/libseatrt_kernels_cuda.so
 sections=(--section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats
           --section LaunchStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis)
-stalls=$(printf 'smsp__average_warps_issue_stalled_%s_per_issue_active.ratio,' long_scoreboard short_scoreboard \
-  barrier wait math_pipe_throttle mio_throttle lg_throttle not_selected selected no_instruction dispatch_stall \
-  membar sleeping branch_resolving drain tex_throttle imc_miss)
-stalls="${stalls}smsp__inst_executed.sum,sm__cycles_active.avg,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"
+. "$(dirname "$0")/ncu_stall_metrics.sh"  # $stalls
 BENCH_SKIP_ATTENTION=1 timeout "${LIMIT:-150}" ncu --clock-control none "${sections[@]}" --metrics "$stalls" \
   --kernel-name-base demangled -k "regex:${KERNELS:-gemm_wgmma}" -c "${COUNT:-6}" \
   "$c/bin/seatrt-bench-prefill" "$plugin" "${TOKENS:-8192}" > "$out/ncu_prefill.txt" 2>&1

@@ -130,6 +130,17 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
   float t = lane < nwarps ? scratch[lane] : 0.0f;
   return warp_sum(t);
 }
+// 1 / sqrt(mean(x[r]^2) + eps) for a block per row: each thread sums the
+// squares of columns threadIdx.x, + blockDim.x, ..., then block_sum (the
+// order every pass kernel of a norm shares, so their values agree).
+__device__ __forceinline__ float row_inv_rms(const Mat& x, int64_t r, float eps, float* scratch) {
+  float ss = 0.0f;
+  for (int64_t c = threadIdx.x; c < x.cols; c += blockDim.x) {
+    const float v = mat_load(x, r, c);
+    ss += v * v;
+  }
+  return rsqrtf(block_sum(ss, scratch) / static_cast<float>(x.cols) + eps);
+}
 __device__ __forceinline__ float block_max(float v, float* scratch) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   v = warp_max(v);

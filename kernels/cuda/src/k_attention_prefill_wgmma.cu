@@ -322,10 +322,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int d0 = wgi * kHalf + ks * 16;
       const uint64_t dq = wg::desc(base + L::q + uint32_t(d0 / 64) * kSlab + uint32_t(d0 % 64) * 2);
       const uint64_t dk = wg::desc(base + L::k + uint32_t(d0 / 64) * kKSlab + uint32_t(d0 % 64) * 2);
-      if constexpr (kKeys == 32 && kF8) wga::wgmma_ss_m64n32k16_f16(s, dq, dk, ks > 0);
-      else if constexpr (kKeys == 32) wga::wgmma_ss_m64n32k16_bf16(s, dq, dk, ks > 0);
-      else if constexpr (kF8) wga::wgmma_ss_m64n64k16_f16(s, dq, dk, ks > 0);
-      else wga::wgmma_ss_m64n64k16_bf16(s, dq, dk, ks > 0);
+      if constexpr (kKeys == 32) wga::wgmma_ss_m64n32k16<kF8>(s, dq, dk, ks > 0);
+      else wga::wgmma_ss_m64n64k16<kF8>(s, dq, dk, ks > 0);
     }
     wg::wgmma_commit();
     wg::wgmma_wait0();  // S, and (kOverlap) the last step's P V
@@ -433,10 +431,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int kk = 0; kk < kKeys / 16; ++kk) {
       const uint32_t v_tile = base + (kTwo ? L::v + (kOverlap ? b : 0) * L::kTile : L::k) + v_half;
       const uint64_t dv = wga::desc_nmajor(v_tile + uint32_t(kk) * 16 * 128, kKSlab, 1024);
-      if constexpr (D == 256 && kF8) wga::wgmma_rs_m64n128k16_nmajor_f16(o, pa[kk], dv);
-      else if constexpr (D == 256) wga::wgmma_rs_m64n128k16_nmajor_bf16(o, pa[kk], dv);
-      else if constexpr (kF8) wga::wgmma_rs_m64n256k16_nmajor_f16(o, pa[kk], dv);
-      else wga::wgmma_rs_m64n256k16_nmajor_bf16(o, pa[kk], dv);
+      if constexpr (D == 256) wga::wgmma_rs_m64n128k16_nmajor<kF8>(o, pa[kk], dv);
+      else wga::wgmma_rs_m64n256k16_nmajor<kF8>(o, pa[kk], dv);
     }
     wg::wgmma_commit();
     if constexpr (!kOverlap) {  // the next step overwrites the V this P V reads

@@ -51,13 +51,7 @@ __global__ void rms_norm_kernel(Mat x, const void* weight, int32_t wdtype, float
   pdl_enter();  // before any global access (pdl.cuh)
   __shared__ float scratch[32];
   const int64_t r = blockIdx.x;
-  float ss = 0.0f;
-  for (int64_t c = threadIdx.x; c < x.cols; c += blockDim.x) {
-    const float v = mat_load(x, r, c);
-    ss += v * v;
-  }
-  ss = block_sum(ss, scratch);
-  const float inv = rsqrtf(ss / static_cast<float>(x.cols) + eps);
+  const float inv = row_inv_rms(x, r, eps, scratch);
   for (int64_t c = threadIdx.x; c < x.cols; c += blockDim.x) {
     float v = mat_load(x, r, c) * inv;
     if (weight) v *= load_as_float(weight, wdtype, c);

@@ -216,12 +216,7 @@ __global__ void rms_norm_multi_kernel(Mat x, float eps, NormOuts o) {
   pdl_enter();  // before any global access (pdl.cuh)
   __shared__ float scratch[32];
   const int64_t r = blockIdx.x;
-  float ss = 0.0f;
-  for (int64_t c = threadIdx.x; c < x.cols; c += blockDim.x) {
-    const float v = mat_load(x, r, c);
-    ss += v * v;
-  }
-  const float inv = rsqrtf(block_sum(ss, scratch) / static_cast<float>(x.cols) + eps);
+  const float inv = row_inv_rms(x, r, eps, scratch);
   for (int64_t c = threadIdx.x; c < x.cols; c += blockDim.x) {
     const float v = mat_load(x, r, c);
     for (int j = 0; j < o.count && j < kNormMultiMax; ++j) mat_store(o.out[j], r, c, v * inv * gain_at(o.gain[j], c));
