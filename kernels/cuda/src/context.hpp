@@ -28,6 +28,10 @@ struct seatrt_kernel_context {
   // [kernels.options] prefill_bf16 = true: prefill-shaped F32 activations are
   // rounded to BF16 for the tensor-core kernels (convert.hpp, README.md).
   bool prefill_bf16 = false;
+  // [kernels.options] lm_head_gemm = true (opt-in, not yet measured): dense
+  // BF16 weights at decode rows of F32 x on the prefill GEMM core
+  // (GemvProblem::plane_out, k_linear.cu).
+  bool lm_head_gemm = false;
   std::mutex mutex;  // guards the maps below
   // Scratch memory per stream (streams may run concurrently).
   struct Scratch {

@@ -32,6 +32,11 @@ int launch_to_bf16(Stream s, const View3& src, void* dst);
 // (hi, mid, lo: exact), x_planes_bytes(src) bytes (launch.hpp).
 int launch_to_planes(Stream s, const Mat& src, void* dst, int planes = 3);
 
+// out[r, c] = the sum over p < planes of partials[p * out.rows + r, c] (F32,
+// contiguous rows of out.cols), in plane order: the products of x's planes
+// (launch_to_planes) put back together.
+int launch_sum_planes(Stream s, const float* partials, int planes, const Mat& out);
+
 // A 2-D view as the 3-D view [rows, 1, cols].
 View3 view3_of(const Mat& m);
 

@@ -47,10 +47,11 @@ void probe(seatrt_kernel_probe* out) {
 
 namespace {
 
-// The provider's [kernels.options]: prefill_bf16 is read here; the profile
+// The provider's [kernels.options]: prefill_bf16 and lm_head_gemm are read here; the profile
 // keys are passed on to parse_profile_options (profile.cpp) as TOML text.
 struct ProviderOptions {
   bool prefill_bf16 = false;
+  bool lm_head_gemm = false;
   ProfileOptions profile;
 };
 
@@ -79,8 +80,14 @@ ProviderOptions parse_options(const char* options_toml) {
       if (!table[key].is_boolean() || !value) bad_option("prefill_bf16 must be true or false");
       o.prefill_bf16 = *value;
       table.erase(key);
+    } else if (key == "lm_head_gemm") {
+      const auto value = table[key].value<bool>();
+      if (!table[key].is_boolean() || !value) bad_option("lm_head_gemm must be true or false");
+      o.lm_head_gemm = *value;
+      table.erase(key);
     } else if (key != "profile" && key != "profile_file") {
-      bad_option("has unknown option '" + key + "' (the cuda provider knows: prefill_bf16, profile, profile_file)");
+      bad_option("has unknown option '" + key +
+                 "' (the cuda provider knows: prefill_bf16, lm_head_gemm, profile, profile_file)");
     }
   }
   std::ostringstream rest;
@@ -104,6 +111,7 @@ seatrt_kernel_context* create(const char* options_toml, int32_t device_index) {
   auto ctx = std::make_unique<seatrt_kernel_context>();
   ctx->device = device_index;
   ctx->prefill_bf16 = options.prefill_bf16;
+  ctx->lm_head_gemm = options.lm_head_gemm;
   if (profile.enabled) ctx->profiler = new Profiler(profile);
   return ctx.release();
 }

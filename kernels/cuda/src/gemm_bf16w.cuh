@@ -223,7 +223,10 @@ int launch_bf16w_kernel(cudaStream_t st, const TcParams& q, float up) {
     return n;
   }();
   const int64_t big_blocks = ceil_div(q.n, kGlu ? bw::kBN / 2 : bw::kBN) * ceil_div(q.x.rows, bw::Tile<4>::kBM);
-  const bool small = (forced == 64 || (forced != 256 && big_blocks * 4 <= sms)) &&
+  // (At most 64 rows -- lm_head_gemm's decode rows -- a 256-row tile would
+  // be three quarters padding.)
+  const bool few_rows = q.x.rows <= bw::Tile<1>::kBM;
+  const bool small = (forced == 64 || (forced != 256 && (big_blocks * 4 <= sms || few_rows))) &&
                      ceil_div(q.x.rows, bw::Tile<1>::kBM) <= 65535;  // the grid's y limit
   return small ? launch_bf16w_tile<kGlu, 1>(st, q, up) : launch_bf16w_tile<kGlu, 4>(st, q, up);
 }

@@ -41,7 +41,31 @@ __global__ void f32_to_planes_kernel(Mat src, __nv_bfloat16* dst) {
   }
 }
 
+// One thread per output element; plane order hi, (mid,) lo.
+__global__ void sum_planes_kernel(const float* partials, int planes, Mat out) {
+  pdl_enter();
+  const int64_t n = out.rows * out.cols;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    float v = partials[i];
+    for (int p = 1; p < planes; ++p) v += partials[p * n + i];
+    store_from_float(out.data, out.dtype, (i / out.cols) * out.row_stride + i % out.cols, v);
+  }
+}
+
 }  // namespace
+
+size_t plane_out_bytes(int64_t rows, int64_t n) {
+  const size_t bytes = 3 * static_cast<size_t>(rows * n) * 4;
+  return (bytes + 255) / 256 * 256;
+}
+
+int launch_sum_planes(Stream s, const float* partials, int planes, const Mat& out) {
+  const int64_t n = out.rows * out.cols;
+  if (n == 0) return 0;
+  const int64_t blocks = ceil_div(n, kThreads);
+  return static_cast<int>(launch_pdl(sum_planes_kernel, dim3(static_cast<unsigned>(blocks < 8192 ? blocks : 8192)),
+                                     dim3(kThreads), 0, cudaStream_t(s), partials, planes, out));
+}
 
 size_t x_planes_bytes(const Mat& x) {
   const size_t bytes = 3 * static_cast<size_t>(x.rows * x.cols) * 2;

@@ -336,8 +336,28 @@ bool fused_shape_ok(const GemvProblem& p) {
 
 }  // namespace
 
+// [kernels.options] lm_head_gemm (opt-in, not yet measured): a dense BF16
+// weight (the LM head) at decode rows of F32 x on the prefill GEMM core
+// (gemm_bf16w.cuh, one 64-row tile): x's BF16 planes stacked as rows, F32
+// partials, then their sum.  Why: the decode kernel re-reads x from L2 for
+// every 16 weight rows (~1-1.5 ms at 16-32 rows, README); here the weight
+// streams once and x is read from shared memory per 128 weight rows.
+static int launch_linear_planes_gemm(Stream s, const WeightRef& w, const GemvProblem& p) {
+  const int planes = decode_opts().planes;
+  if (int e = launch_to_planes(s, p.x, p.x_planes, planes)) return e;
+  GemvProblem q = p;
+  q.x = Mat{p.x_planes, SEATRT_DTYPE_BF16, planes * p.x.rows, p.k, p.k};
+  q.out = Mat{p.plane_out, SEATRT_DTYPE_F32, planes * p.x.rows, p.n, p.n};
+  q.x_planes = q.plane_out = q.w_bf16 = nullptr;
+  if (int e = launch_linear_tc(s, w, q, true)) return e;
+  return launch_sum_planes(s, static_cast<const float*>(p.plane_out), planes, p.out);
+}
+
 int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p) {
   if (p.x.rows == 0 || p.n == 0) return 0;
+  if (p.plane_out && p.x_planes && w.kind == int32_t(WeightKind::DenseBf16) && p.x.dtype == SEATRT_DTYPE_F32 &&
+      p.x.rows <= kTensorCoreRows && p.k % 64 == 0)
+    return launch_linear_planes_gemm(s, w, p);
   GemvArgs a = plain_args(w, p);
   // Many rows of BF16 activations: tensor cores (bit-exact weight decode, no
   // input rounding).  F32 activations stay on the fp32 path.

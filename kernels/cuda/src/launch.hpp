@@ -69,10 +69,17 @@ struct GemvProblem {
   // prefill linear expands an NVFP4 weight there once into BF16
   // (gemm_bf16w.cuh); without it the weight is decoded in the GEMM's loop.
   void* w_bf16 = nullptr;
+  // Optional scratch of at least plane_out_bytes(x.rows, n) bytes, with
+  // x_planes: a dense BF16 weight at decode rows of F32 x runs on the
+  // prefill GEMM core over x's planes stacked as rows, into F32 partials
+  // summed afterwards ([kernels.options] lm_head_gemm, k_linear.cu).
+  void* plane_out = nullptr;
 };
 
 // Bytes of the three BF16 planes of an F32 [rows, cols] activation.
 size_t x_planes_bytes(const Mat& x);
+// Bytes of the F32 partial products of up to three planes of `rows` rows.
+size_t plane_out_bytes(int64_t rows, int64_t n);
 
 int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p);
 // ABI 1.2 on the decode kernels: several NVFP4 Linears of one x in one

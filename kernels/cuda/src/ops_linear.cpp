@@ -127,9 +127,15 @@ void linear(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_linear_arg
     if (expand) p.w_bf16 = block + copy;
   }
   // Decode-shaped F32 x: scratch for its one-time split into BF16 planes,
-  // which launch_linear uses where the kernel does not stage x itself.
-  if (p.x.dtype == SEATRT_DTYPE_F32 && p.x.rows <= kLinearTensorCoreRows && p.k % 32 == 0)
-    p.x_planes = scratch(ctx, s, x_planes_bytes(p.x));
+  // which launch_linear uses where the kernel does not stage x itself; with
+  // lm_head_gemm, a dense weight's F32 partials after them.
+  if (p.x.dtype == SEATRT_DTYPE_F32 && p.x.rows <= kLinearTensorCoreRows && p.k % 32 == 0) {
+    const bool planes_gemm = ctx->lm_head_gemm && w.kind == int32_t(WeightKind::DenseBf16) && p.k % 64 == 0;
+    const size_t planes = x_planes_bytes(p.x), partials = planes_gemm ? plane_out_bytes(p.x.rows, p.n) : 0;
+    char* block = static_cast<char*>(scratch(ctx, s, planes + partials));
+    p.x_planes = block;
+    if (planes_gemm) p.plane_out = block + planes;
+  }
   check(launch_linear(s, w, p), "linear launch");
 }
 

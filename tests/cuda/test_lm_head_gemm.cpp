@@ -1,0 +1,81 @@
+// The CUDA provider's opt-in [kernels.options] lm_head_gemm = true: a dense
+// BF16 weight (the LM head) at decode rows of F32 x runs on the prefill GEMM
+// core over x's two BF16 planes stacked as rows, then the planes' partial
+// products are summed.  Checked against the CPU provider (fp32) and against
+// the default context (the decode kernel, also two planes): close to both,
+// and not bit-identical to the default (evidence the other path ran).
+// Weights whose K is not a multiple of 64 keep the decode kernel.
+#include <catch2/catch.hpp>
+
+#include "fixtures_gpu.hpp"
+#include "harness.hpp"
+
+using namespace seatrt_test;
+
+namespace {
+
+// Two BF16 planes carry x within 2^-16; the products accumulate in fp32.
+constexpr double kPlanesBound = 1e-4;
+
+// A second CUDA context with the option on, and its own stream (device
+// memory is shared with the harness's default context).
+class GemmHeadContext {
+ public:
+  GemmHeadContext() {
+    ok(cuda().api().create("lm_head_gemm = true", 0, &ctx_), "create with lm_head_gemm = true");
+    ok(cuda().api().stream_create(ctx_, &stream_), "stream_create");
+  }
+  ~GemmHeadContext() {
+    cuda().api().stream_destroy(ctx_, stream_);
+    cuda().api().destroy(ctx_);
+  }
+  GemmHeadContext(const GemmHeadContext&) = delete;
+  GemmHeadContext& operator=(const GemmHeadContext&) = delete;
+
+  void linear(const seatrt_linear_args& args) {
+    cuda().sync();
+    ok(cuda().api().linear(ctx_, stream_, &args), "cuda linear (lm_head_gemm)");
+    ok(cuda().api().stream_sync(ctx_, stream_), "cuda linear (lm_head_gemm)");
+  }
+
+ private:
+  seatrt_kernel_context* ctx_ = nullptr;
+  seatrt_stream stream_ = nullptr;
+};
+
+GemmHeadContext& head() {
+  static GemmHeadContext c;
+  return c;
+}
+
+// out = x W^T for a random dense BF16 W [n, k] and F32 x [rows, k] through
+// the option's context, the default context and the CPU provider.
+void check_dense(int64_t rows, int64_t n, int64_t k, bool expect_gemm) {
+  Pair wd = both_random(SEATRT_DTYPE_BF16, {n, k}, 0.05f);
+  const std::vector<uint8_t> raw = cuda().download(wd.cuda);
+  seatrt_linear_weight wc = dense_bf16_weight(cuda(), raw, n, k), wp = dense_bf16_weight(cpu(), raw, n, k);
+  Pair x = both_random(SEATRT_DTYPE_F32, {rows, k}, 2.0f);
+  Pair out = both_empty(SEATRT_DTYPE_F32, {rows, n}), base = both_empty(SEATRT_DTYPE_F32, {rows, n});
+  seatrt_linear_args lc{sizeof(seatrt_linear_args), &x.cuda, &wc, &out.cuda};
+  head().linear(lc);
+  seatrt_linear_args lb{sizeof(seatrt_linear_args), &x.cuda, &wc, &base.cuda};
+  ok(cuda().api().linear(cuda().ctx(), cuda().stream(), &lb), "cuda linear (default)");
+  seatrt_linear_args lp{sizeof(seatrt_linear_args), &x.cpu, &wp, &out.cpu};
+  ok(cpu().api().linear(cpu().ctx(), cpu().stream(), &lp), "cpu linear");
+  const std::vector<float> got = cuda().download_f32(out.cuda), dflt = cuda().download_f32(base.cuda);
+  INFO("rows " << rows << " n " << n << " k " << k);
+  CHECK(rel_error(got, cpu().download_f32(out.cpu)) <= kPlanesBound);
+  CHECK(rel_error(got, dflt) <= kPlanesBound);
+  if (expect_gemm) CHECK(got != dflt);
+  else CHECK(got == dflt);
+}
+
+}  // namespace
+
+TEST_CASE("lm_head_gemm: dense BF16 weight at 1, 5 and 32 F32 rows on the GEMM core", "[lm_head_gemm]") {
+  for (int64_t rows : {1, 5, 32}) check_dense(rows, 3000, 2816, true);
+}
+
+TEST_CASE("lm_head_gemm: K not a multiple of 64 keeps the decode kernel", "[lm_head_gemm]") {
+  check_dense(7, 1000, 2848, false);
+}
