@@ -105,22 +105,28 @@ __device__ __forceinline__ float fast_exp2(float x) {
   return y;
 }
 
-// Two probabilities as the MMA's input pair (FP16 or BF16, round to
-// nearest); `sum` takes the rounded values, the ones the PV MMA sees, so
-// O / l stays a convex combination of V rows.
+// Two values as the MMA's input pair (FP16 or BF16, round to nearest).
 template <bool kF16>
-__device__ __forceinline__ uint32_t p_pair(float lo, float hi, float& sum) {
+__device__ __forceinline__ uint32_t pack_pair(float lo, float hi) {
   if constexpr (kF16) {
     const __half2 h = __floats2half2_rn(lo, hi);
-    const float2 f = __half22float2(h);
-    sum += f.x + f.y;
     return *reinterpret_cast<const uint32_t*>(&h);
   } else {
     const __nv_bfloat162 b = __floats2bfloat162_rn(lo, hi);
-    const float2 f = __bfloat1622float2(b);
-    sum += f.x + f.y;
     return *reinterpret_cast<const uint32_t*>(&b);
   }
+}
+
+// Two probabilities packed so; `sum` takes the rounded values, the ones the
+// PV MMA sees, so O / l stays a convex combination of V rows.
+template <bool kF16>
+__device__ __forceinline__ uint32_t p_pair(float lo, float hi, float& sum) {
+  const uint32_t w = pack_pair<kF16>(lo, hi);
+  float2 f;
+  if constexpr (kF16) f = __half22float2(*reinterpret_cast<const __half2*>(&w));
+  else f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w));
+  sum += f.x + f.y;
+  return w;
 }
 
 // 8 consecutive q values from F32 or BF16 rows as floats; `vec`: 16-byte
@@ -215,10 +221,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       q8(p.q, (row0 + r) * p.q.s0 + qh * p.q.s1 + c * 8, q_vec, f);
       uint32_t* w = reinterpret_cast<uint32_t*>(&v);
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float unused = 0.0f;
-        w[j] = p_pair<kF8>(f[2 * j] * q_mul, f[2 * j + 1] * q_mul, unused);
-      }
+      for (int j = 0; j < 4; ++j) w[j] = pack_pair<kF8>(f[2 * j] * q_mul, f[2 * j + 1] * q_mul);
     }
     *reinterpret_cast<uint4*>(sm + L::q + (c / 8) * kSlab + wg::swz(r, c % 8)) = v;
   }
