@@ -23,9 +23,10 @@ size_t moe_grouped_workspace_bytes(const MoeProblem& p);
 int launch_moe_grouped(Stream s, const MoeProblem& p, void* workspace, bool fast_weights);
 bool moe_fast_weights(const WeightRef* host_refs, size_t count);
 
-// Prefill attention on the tensor cores (k_attention_prefill.cu): BF16 q,
-// head dim 128/256/512, F8_E4M3 or BF16 caches, batches whose longest query
-// run has at least kAttentionPrefillMinRows rows (decode batches keep the
+// Prefill attention on the tensor cores (k_attention_prefill.cu, which
+// hands head dims 256/512 to k_attention_prefill_wgmma.cu): BF16 q, head
+// dim 128/256/512, F8_E4M3 or BF16 caches, batches whose longest query run
+// has at least kAttentionPrefillMinRows rows (decode batches keep the
 // split-KV CUDA-core kernel).  `workspace` holds the row-tile list.
 constexpr int32_t kAttentionPrefillMinRows = 64;
 bool attention_prefill_supported(const AttentionProblem& p, int32_t max_query_len);
