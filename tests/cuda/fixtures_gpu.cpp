@@ -3,6 +3,7 @@
 #include "fixtures_gpu.hpp"
 
 #include <random>
+#include <string>
 
 #include "seatrt_cuda/nvfp4_sm90_tiled.hpp"
 
@@ -97,6 +98,16 @@ PagedKv store_random_kv(int32_t cache_dtype, int64_t num_blocks, int32_t block_s
   ok(cuda().api().kv_store(cuda().ctx(), cuda().stream(), &sc), "cuda kv_store");
   ok(cpu().api().kv_store(cpu().ctx(), cpu().stream(), &sp), "cpu kv_store");
   return kv;
+}
+
+OptionContext::OptionContext(const char* options) {
+  ok(cuda().api().create(options, 0, &ctx_), std::string("create with ") + options);
+  ok(cuda().api().stream_create(ctx_, &stream_), "stream_create");
+}
+
+OptionContext::~OptionContext() {
+  cuda().api().stream_destroy(ctx_, stream_);
+  cuda().api().destroy(ctx_);
 }
 
 }  // namespace seatrt_test

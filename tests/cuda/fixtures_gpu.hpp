@@ -29,6 +29,31 @@ seatrt_linear_weight nvfp4_weight(Provider& p, const HostNvfp4& h, bool tiled);
 // global scale 1.
 seatrt_linear_weight dense_bf16_weight(Provider& p, const std::vector<uint8_t>& raw, int64_t out, int64_t in);
 
+// A second CUDA context created with the [kernels.options] text `options`,
+// and its own stream.  Tensors come from the harness's default context:
+// both contexts use the same device of this process, so device memory is
+// shared.
+class OptionContext {
+ public:
+  explicit OptionContext(const char* options);
+  ~OptionContext();
+  OptionContext(const OptionContext&) = delete;
+  OptionContext& operator=(const OptionContext&) = delete;
+
+  // Runs one op slot after the default stream's work, and waits for it.
+  template <class Args>
+  void run(seatrt_status* (*slot)(seatrt_kernel_context*, seatrt_stream, const Args*), const Args& args,
+           const char* what) {
+    cuda().sync();
+    ok(slot(ctx_, stream_, &args), what);
+    ok(cuda().api().stream_sync(ctx_, stream_), what);
+  }
+
+ private:
+  seatrt_kernel_context* ctx_ = nullptr;
+  seatrt_stream stream_ = nullptr;
+};
+
 // E experts' weights, random, uploaded to both providers (row-major layout):
 // gate and up inter x hidden, down hidden x inter; *c on CUDA, *p on CPU.
 struct Nvfp4Experts {

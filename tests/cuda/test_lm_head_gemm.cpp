@@ -17,34 +17,9 @@ namespace {
 // Two BF16 planes carry x within 2^-16; the products accumulate in fp32.
 constexpr double kPlanesBound = 1e-4;
 
-// A second CUDA context with the option on, and its own stream (device
-// memory is shared with the harness's default context).
-class GemmHeadContext {
- public:
-  GemmHeadContext() {
-    ok(cuda().api().create("lm_head_gemm = true", 0, &ctx_), "create with lm_head_gemm = true");
-    ok(cuda().api().stream_create(ctx_, &stream_), "stream_create");
-  }
-  ~GemmHeadContext() {
-    cuda().api().stream_destroy(ctx_, stream_);
-    cuda().api().destroy(ctx_);
-  }
-  GemmHeadContext(const GemmHeadContext&) = delete;
-  GemmHeadContext& operator=(const GemmHeadContext&) = delete;
-
-  void linear(const seatrt_linear_args& args) {
-    cuda().sync();
-    ok(cuda().api().linear(ctx_, stream_, &args), "cuda linear (lm_head_gemm)");
-    ok(cuda().api().stream_sync(ctx_, stream_), "cuda linear (lm_head_gemm)");
-  }
-
- private:
-  seatrt_kernel_context* ctx_ = nullptr;
-  seatrt_stream stream_ = nullptr;
-};
-
-GemmHeadContext& head() {
-  static GemmHeadContext c;
+// A context with the option on (fixtures_gpu.hpp).
+OptionContext& head() {
+  static OptionContext c("lm_head_gemm = true");
   return c;
 }
 
@@ -57,7 +32,7 @@ void check_dense(int64_t rows, int64_t n, int64_t k, bool expect_gemm) {
   Pair x = both_random(SEATRT_DTYPE_F32, {rows, k}, 2.0f);
   Pair out = both_empty(SEATRT_DTYPE_F32, {rows, n}), base = both_empty(SEATRT_DTYPE_F32, {rows, n});
   seatrt_linear_args lc{sizeof(seatrt_linear_args), &x.cuda, &wc, &out.cuda};
-  head().linear(lc);
+  head().run(cuda().api().linear, lc, "cuda linear (lm_head_gemm)");
   seatrt_linear_args lb{sizeof(seatrt_linear_args), &x.cuda, &wc, &base.cuda};
   ok(cuda().api().linear(cuda().ctx(), cuda().stream(), &lb), "cuda linear (default)");
   seatrt_linear_args lp{sizeof(seatrt_linear_args), &x.cpu, &wp, &out.cpu};

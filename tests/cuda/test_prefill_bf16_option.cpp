@@ -25,38 +25,9 @@ namespace {
 constexpr double kBf16Bound = 2e-2;
 constexpr double kTensorCoreBound = 1e-4;
 
-// A second CUDA context with the option on, and its own stream.  Tensors
-// come from the harness's default context: both contexts use the same
-// device of this process, so device memory is shared.
-class Bf16Context {
- public:
-  Bf16Context() {
-    ok(cuda().api().create("prefill_bf16 = true", 0, &ctx_), "create with prefill_bf16 = true");
-    ok(cuda().api().stream_create(ctx_, &stream_), "stream_create");
-  }
-  ~Bf16Context() {
-    cuda().api().stream_destroy(ctx_, stream_);
-    cuda().api().destroy(ctx_);
-  }
-  Bf16Context(const Bf16Context&) = delete;
-  Bf16Context& operator=(const Bf16Context&) = delete;
-
-  // Runs one op slot after the default stream's work, and waits for it.
-  template <class Args>
-  void run(seatrt_status* (*slot)(seatrt_kernel_context*, seatrt_stream, const Args*), const Args& args,
-           const char* what) {
-    cuda().sync();
-    ok(slot(ctx_, stream_, &args), what);
-    ok(cuda().api().stream_sync(ctx_, stream_), what);
-  }
-
- private:
-  seatrt_kernel_context* ctx_ = nullptr;
-  seatrt_stream stream_ = nullptr;
-};
-
-Bf16Context& bf16() {
-  static Bf16Context c;
+// A context with the option on (fixtures_gpu.hpp).
+OptionContext& bf16() {
+  static OptionContext c("prefill_bf16 = true");
   return c;
 }
 
