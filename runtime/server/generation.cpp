@@ -51,6 +51,11 @@ Generation::~Generation() {
   ready_.wait(lock, [&] { return finished_ >= static_cast<int32_t>(engine_ids_.size()); });
 }
 
+LogprobToken Generation::logprob_token(int32_t id, float logprob) const {
+  const int32_t one[1] = {id};
+  return {seat_.tokenizer->decode(one, false), std::string(seat_.tokenizer->token_bytes(id)), logprob};
+}
+
 void Generation::push(ChoiceEvent event) {
   {
     std::lock_guard lock(mutex_);
@@ -83,9 +88,10 @@ Generation::Submit Generation::start() {
       ev.index = choice->index;
       ++choice->completion_tokens;
       if (want_logprobs) {
-        TokenLogprob lp{std::string(seat_.tokenizer->token_bytes(e.token)), e.logprob, {}};
+        TokenLogprob lp;
+        static_cast<LogprobToken&>(lp) = logprob_token(e.token, e.logprob);
         for (size_t i = 0; i < e.top_ids.size() && static_cast<int32_t>(i) < top_n; ++i)
-          lp.top.emplace_back(std::string(seat_.tokenizer->token_bytes(e.top_ids[i])), e.top_logprobs[i]);
+          lp.top.push_back(logprob_token(e.top_ids[i], e.top_logprobs[i]));
         ev.logprobs.push_back(std::move(lp));
       }
       bool keep = true;

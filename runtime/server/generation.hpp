@@ -21,10 +21,19 @@
 
 namespace seatrt::server {
 
-struct TokenLogprob {
+// One token of a logprobs answer: `token` is its text as decoding it alone
+// gives (valid UTF-8: a byte-fallback token that is not a whole character
+// reads U+FFFD, as Hugging Face decodes it), `bytes` the raw bytes it
+// stands for in the output (the chat API's "bytes", which a client joins
+// across tokens).
+struct LogprobToken {
   std::string token;
+  std::string bytes;
   float logprob = 0;
-  std::vector<std::pair<std::string, float>> top;
+};
+
+struct TokenLogprob : LogprobToken {
+  std::vector<LogprobToken> top;
 };
 
 struct ChoiceEvent {
@@ -61,6 +70,7 @@ class Generation {
  private:
   struct Choice;
   void push(ChoiceEvent event);
+  LogprobToken logprob_token(int32_t id, float logprob) const;
 
   const SeatRuntime& seat_;
   GenerationParams params_;

@@ -50,8 +50,8 @@ json chat_logprob_entries(const std::vector<TokenLogprob>& lps) {
   json out = json::array();
   for (const auto& lp : lps) {
     json top = json::array();
-    for (const auto& [t, l] : lp.top) top.push_back({{"token", t}, {"logprob", l}, {"bytes", bytes_of(t)}});
-    out.push_back({{"token", lp.token}, {"logprob", lp.logprob}, {"bytes", bytes_of(lp.token)}, {"top_logprobs", top}});
+    for (const auto& t : lp.top) top.push_back({{"token", t.token}, {"logprob", t.logprob}, {"bytes", bytes_of(t.bytes)}});
+    out.push_back({{"token", lp.token}, {"logprob", lp.logprob}, {"bytes", bytes_of(lp.bytes)}, {"top_logprobs", top}});
   }
   return out;
 }
@@ -185,7 +185,7 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
         st.completion_tokens.push_back(lp.token);
         st.completion_token_logprobs.push_back(lp.logprob);
         json top = json::object();
-        for (const auto& [t, l] : lp.top) top[t] = l;
+        for (const auto& t : lp.top) top[t.token] = t.logprob;
         st.completion_top.push_back(top);
       }
     }
@@ -216,7 +216,7 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
           toks.push_back(lp.token);
           lps.push_back(lp.logprob);
           json top = json::object();
-          for (const auto& [t, l] : lp.top) top[t] = l;
+          for (const auto& t : lp.top) top[t.token] = t.logprob;
           tops.push_back(top);
         }
         logprobs = {{"tokens", toks}, {"token_logprobs", lps}, {"top_logprobs", tops}};

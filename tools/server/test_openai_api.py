@@ -9,7 +9,7 @@ import unittest
 
 import openai
 
-from seat_harness import API_KEY, Seat, _tok, decode, ids
+from seat_harness import API_KEY, SCRIPTS, Seat, _tok, decode, ids
 
 MODEL = "scripted"
 WEATHER_TOOL = {
@@ -143,6 +143,30 @@ class OpenAIApiTest(unittest.TestCase):
             self.assertEqual(entry.top_logprobs[0].token, entry.token)  # greedy picks the top token
             self.assertAlmostEqual(entry.top_logprobs[0].logprob, entry.logprob, places=5)
         self.assertEqual("".join(e.token for e in content), r.choices[0].message.content)
+
+    def test_logprobs_of_characters_split_over_byte_tokens(self):
+        # A byte-fallback token alone is no character: its token text is what
+        # Hugging Face tokenizers decodes it to (U+FFFD), its bytes are raw,
+        # and the bytes of consecutive tokens join into the text.
+        text = SCRIPTS["COFFEE_CUP"]
+        out_ids = ids(text)
+        self.assertTrue(any(_tok.id_to_token(i).startswith("<0x") for i in out_ids))
+        r = self.chat("Please COFFEE_CUP now", max_tokens=64, temperature=0, logprobs=True, top_logprobs=2)
+        self.assertEqual(r.choices[0].message.content, text)
+        content = r.choices[0].logprobs.content[:len(out_ids)]
+        self.assertEqual([e.token for e in content], [_tok.decode([i]) for i in out_ids])
+        self.assertEqual(b"".join(bytes(e.bytes) for e in content).decode("utf-8"), text)
+        for e in content:
+            self.assertEqual(e.top_logprobs[0].token, e.token)
+            self.assertEqual(e.top_logprobs[0].bytes, e.bytes)
+        c = self.client.completions.create(model=MODEL, prompt="Please COFFEE_CUP now<|turn>model\n", max_tokens=64,
+                                           temperature=0, logprobs=1)
+        self.assertEqual(c.choices[0].text, text)
+        self.assertEqual(c.choices[0].logprobs.tokens[:len(out_ids)], [_tok.decode([i]) for i in out_ids])
+        stream = self.client.completions.create(model=MODEL, prompt="Please COFFEE_CUP now<|turn>model\n",
+                                                max_tokens=64, temperature=0, logprobs=1, stream=True)
+        streamed = [t for chunk in stream for ch in chunk.choices if ch.logprobs for t in ch.logprobs.tokens]
+        self.assertEqual(streamed[:len(out_ids)], [_tok.decode([i]) for i in out_ids])
 
     # ----------------------------------------------------------------- tools
     def assert_weather_call(self, r, finish="tool_calls"):
