@@ -88,6 +88,7 @@ void read_kernels(TableReader& r, KernelsSection& k) {
   if (auto v = r.string("fallback")) k.fallback = *v == "none" ? "" : *v;
   if (const toml::table* t = r.table("options")) k.options_toml = detail::to_toml_text(*t);
   if (auto v = r.boolean("graphs")) k.graphs = *v;
+  k.reserve_workspace = r.boolean("reserve_workspace");
   r.reject_unknown_keys();
   if (k.provider.empty()) r.fail("provider", "must be \"auto\" or a plugin name");
 }

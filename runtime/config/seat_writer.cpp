@@ -42,6 +42,7 @@ std::string seat_to_toml(const SeatConfig& s) {
                       {"fallback", s.kernels.fallback.empty() ? "none" : s.kernels.fallback},
                       {"graphs", s.kernels.graphs},
                       {"options", free_table(s.kernels.options_toml)}};
+  if (s.kernels.reserve_workspace) kernels.insert("reserve_workspace", *s.kernels.reserve_workspace);
   toml::table cache{{"kv_cache_dtype", s.cache.kv_cache_dtype},
                     {"block_size", s.cache.block_size},
                     {"prefix_caching", s.cache.prefix_caching}};

@@ -45,6 +45,8 @@ class AbiModelRunner : public ModelRunner {
   bool sample(std::span<const SampleInput> rows, std::vector<SampleResult>& out) override;
   // Decode steps replayed from captured graphs so far (for tests and logs).
   int64_t graph_replays() const { return graph_replays_; }
+  // Block-table columns the staging buffers hold (max_model_len's blocks + 1).
+  int64_t max_blocks() const { return max_blocks_; }
   // Why graph capture was turned off at run time, or empty.
   const std::string& graphs_off_reason() const { return graphs_off_reason_; }
 

@@ -15,9 +15,13 @@ std::string gib(uint64_t bytes) {
 }  // namespace
 
 std::string MemoryPlan::describe() const {
-  return "memory plan: weights " + gib(weight_bytes) + " + KV pool " + gib(kv_bytes) + " + workspace " +
-         gib(workspace_bytes + staging_bytes) + " = " + gib(total_bytes()) + "; device free after weights: " +
-         gib(free_bytes);
+  std::string s = "memory plan: weights " + gib(weight_bytes) + " + KV pool " + gib(kv_bytes) + " + workspace " +
+                  gib(workspace_bytes + staging_bytes);
+  if (provider_workspace_bytes || free_after_reserve_bytes)
+    s += " + kernel provider workspace " + gib(provider_workspace_bytes);
+  s += " = " + gib(total_bytes()) + "; device free after weights: " + gib(free_bytes);
+  if (provider_workspace_bytes || free_after_reserve_bytes) s += ", after all: " + gib(free_after_reserve_bytes);
+  return s;
 }
 
 void check_memory_plan(const MemoryPlan& plan) {

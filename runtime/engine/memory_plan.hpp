@@ -1,5 +1,6 @@
 // The seat's device memory plan: weights + KV pool + activation/workspace
-// buffers, checked against the free memory the kernel provider reports.
+// buffers, checked against the free memory the kernel provider reports,
+// then the provider's working memory, measured once the KV pool is placed.
 // No utilization ratio: the seat takes exactly what its plan says.
 #pragma once
 
@@ -14,7 +15,13 @@ struct MemoryPlan {
   uint64_t kv_bytes = 0;         // still to allocate
   uint64_t staging_bytes = 0;    // per-step input/logit buffers, still to allocate
   uint64_t free_bytes = 0;       // device free memory now
-  uint64_t total_bytes() const { return weight_bytes + workspace_bytes + kv_bytes + staging_bytes; }
+  // Measured after the KV pool, by the load-time reservation steps
+  // (workspace_reserve.hpp); 0 when they did not run.
+  uint64_t provider_workspace_bytes = 0;
+  uint64_t free_after_reserve_bytes = 0;
+  uint64_t total_bytes() const {
+    return weight_bytes + workspace_bytes + kv_bytes + staging_bytes + provider_workspace_bytes;
+  }
   uint64_t still_needed() const { return kv_bytes + staging_bytes; }
   bool fits() const { return still_needed() <= free_bytes; }
   std::string describe() const;

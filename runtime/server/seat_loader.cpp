@@ -5,6 +5,7 @@
 
 #include "engine/abi_model_runner.hpp"
 #include "engine/memory_plan.hpp"
+#include "engine/workspace_reserve.hpp"
 #include "seatrt/host/logging.hpp"
 #include "seatrt/host/seat_plugins.hpp"
 #include "seatrt/host/status.hpp"
@@ -128,6 +129,32 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
   abi.layers = kv_in.layers;
   auto runner = std::make_unique<engine::AbiModelRunner>(abi, plan, max_batch, seat.scheduler.max_num_seqs, max_model_len,
                                                          seat.kernels.graphs);
+
+  // The provider's working memory, allocated and measured before the seat
+  // is ready (engine/workspace_reserve.hpp).
+  const bool reserve = seat.kernels.reserve_workspace.value_or(kernels->device_kind != SEATRT_DEVICE_CPU);
+  json reservation = nullptr;
+  if (reserve) {
+    engine::WorkspaceReserveLimits limits;
+    limits.max_num_batched_tokens = max_batch;
+    limits.max_num_seqs = seat.scheduler.max_num_seqs;
+    limits.max_model_len = max_model_len;
+    limits.table_width = runner->max_blocks();
+    limits.vocab_size = info.vocab_size;
+    const auto device_free = [&] {
+      size_t f = 0, t = 0;
+      host::throw_if_error(kernels->memory_info(parts.context, &f, &t), "kernel provider memory_info");
+      return static_cast<uint64_t>(f);
+    };
+    const engine::WorkspaceReservation r = engine::reserve_workspace(*runner, plan, limits, device_free);
+    mem.provider_workspace_bytes = r.bytes;
+    mem.free_after_reserve_bytes = device_free();
+    log->info("{}", engine::describe(r));
+    log->info("{}", mem.describe());
+    reservation = {{"bytes", r.bytes}, {"prefill_tokens", r.prefill_tokens}, {"decode_seqs", r.decode_seqs},
+                   {"table_width", r.table_width}, {"sampled_on_device", r.sampled}, {"ms", r.ms},
+                   {"summary", engine::describe(r)}};
+  }
   engine::EngineConfig ec;
   ec.scheduler.max_num_seqs = seat.scheduler.max_num_seqs;
   ec.scheduler.max_num_batched_tokens = max_batch;
@@ -207,8 +234,10 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
       {"kv_pool", {{"dtype", engine::kv_dtype_name(plan.dtype)}, {"groups", kv_groups},
                    {"summary", engine::describe(plan)}}},
       {"memory_plan", {{"weights", mem.weight_bytes}, {"kv_pool", mem.kv_bytes},
-                       {"workspace", mem.workspace_bytes + mem.staging_bytes}, {"free_at_start", mem.free_bytes},
-                       {"summary", mem.describe()}}},
+                       {"workspace", mem.workspace_bytes + mem.staging_bytes},
+                       {"provider_workspace", mem.provider_workspace_bytes}, {"free_at_start", mem.free_bytes},
+                       {"free_after_reserve", mem.free_after_reserve_bytes},
+                       {"provider_workspace_reserved", reservation}, {"summary", mem.describe()}}},
   };
   return out;
 }

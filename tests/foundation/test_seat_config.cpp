@@ -83,6 +83,7 @@ trace = true
 provider = "cuda"
 device = 1
 fallback = "none"
+reserve_workspace = false
 [kernels.options]
 graphs = false
 [cache]
@@ -122,6 +123,7 @@ level = "debug"
   CHECK(toml::parse(s.model.options_toml)["trace"].value<bool>() == true);
   CHECK(s.kernels.device == 1);
   CHECK(s.kernels.fallback.empty());
+  CHECK(s.kernels.reserve_workspace == false);
   CHECK(toml::parse(s.kernels.options_toml)["graphs"].value<bool>() == false);
   CHECK(s.cache.kv_cache_memory == 9114000000);
   CHECK(s.cache.kv_cache_dtype == "fp8");
@@ -145,6 +147,7 @@ level = "debug"
     CHECK(again.model.tokenizer == s.model.tokenizer);
     CHECK(again.cache.kv_cache_memory == s.cache.kv_cache_memory);
     CHECK(again.kernels.fallback.empty());
+    CHECK(again.kernels.reserve_workspace == false);
     CHECK(again.parsers.chat_template_kwargs == s.parsers.chat_template_kwargs);
     CHECK(again.plugins.search_paths == s.plugins.search_paths);
   }
@@ -165,6 +168,7 @@ TEST_CASE("the committed seat files are valid") {
   CHECK_FALSE(fast.model.chat_template.has_value());
   CHECK(fast.server.api_key_env.has_value());
   CHECK(fast.kernels.provider == "auto");
+  CHECK_FALSE(fast.kernels.reserve_workspace.has_value());  // the provider's default: on for a GPU
 
   const SeatConfig demo = load_seat(configs / "demo.toml");
   CHECK(demo.server.host == "127.0.0.1");

@@ -8,6 +8,7 @@ seatrt's own tokenizer)."""
 
 import json
 import os
+import re
 import signal
 import socket
 import struct
@@ -41,6 +42,8 @@ SCRIPTS = {
     "HELLO_PROSE": "Hello there, friend. The weather is fine today.",
     "WEATHER_PARIS": TOOL_CALL,
     "COUNT_STOP": "one two three four five six",
+    # Characters the test tokenizer spells with byte-fallback tokens.
+    "COFFEE_CUP": "A cup \u2615 of caf\u00e9.",
     "THINK_THEN_ANSWER": "<|channel>thought\nLet me think.<channel|>The answer is 4.",
     # The prompt of `seatrt verify`'s tool-call check.
     " Use the get_weather tool.": TOOL_CALL,
@@ -251,3 +254,30 @@ search_paths = ["{os.path.join(build_dir(), 'plugins')}"]
             sys.stderr.write(self.read_log())
         self.log.close()
         self.tmp.cleanup()
+
+
+class DemoSeat(Seat):
+    """The demo seat (configs/demo.toml: the tiny Gemma-4 fixture model on
+    the CPU provider), served from the seat file itself with only its port,
+    plugin path and file paths rewritten, an API key, and `kernels_extra`
+    lines added to its [kernels] table."""
+
+    def __init__(self, kernels_extra=""):
+        self.tmp = tempfile.TemporaryDirectory(prefix="seatrt-demo-test-")
+        self.port = free_port()
+        self.base_url = "http://127.0.0.1:%d" % self.port
+        with open(os.path.join(ROOT, "configs", "demo.toml")) as f:
+            seat = f.read()
+        configs = os.path.join(ROOT, "configs")
+        # Paths in the seat are relative to its directory: make them absolute.
+        seat = re.sub(r'"\.\./([^"]+)"', lambda m: '"%s"' % os.path.normpath(os.path.join(configs, "..", m.group(1))), seat)
+        seat = re.sub(r"(?m)^port = \d+", "port = %d" % self.port, seat)
+        seat = re.sub(r'(?m)^search_paths = .*$', 'search_paths = ["%s"]' % os.path.join(build_dir(), "plugins"), seat)
+        seat = seat.replace("[server]\n", '[server]\napi_key_env = "SEATRT_TEST_API_KEY"\n', 1)
+        if kernels_extra:
+            seat = seat.replace("[kernels]\n", "[kernels]\n" + kernels_extra.rstrip("\n") + "\n", 1)
+        self.seat_file = os.path.join(self.tmp.name, "demo.toml")
+        with open(self.seat_file, "w") as f:
+            f.write(seat)
+        self.log_path = os.path.join(self.tmp.name, "server.log")
+        self.proc = None

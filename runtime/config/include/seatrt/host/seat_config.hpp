@@ -49,6 +49,11 @@ struct KernelsSection {
   std::string fallback = "cpu";   // provider for NULL ops; "" or "none" = no fallback
   std::string options_toml;       // [kernels.options] as TOML text
   bool graphs = true;             // replay decode steps as captured graphs where the provider can
+  // Run the largest steps once at load so the provider's working memory is
+  // allocated (and measured) before the seat is ready
+  // (engine/workspace_reserve.hpp).  Absent = on for a device provider, off
+  // for the CPU provider (its per-call memory is freed after each call).
+  std::optional<bool> reserve_workspace;
 };
 
 struct CacheSection {
