@@ -143,6 +143,7 @@ echo "ready: $ready after $i s"
 http_get "$url/ready"; echo
 
 if [ "$ready" = 1 ]; then
+  http_get "$url/v1/seat" > "$out/seat.json" 2>&1  # the memory plan, with the provider's reserved workspace
   stamp "5a. decode sweep, concurrency $CONCURRENCY"
   run_limited "$SWEEP_LIMIT" "$out/bench_decode.log" "$c/bin/seatrt" bench "$url" --concurrency "$CONCURRENCY" \
     --id-prompts --prompt-tokens "$PROMPT_TOKENS" --gen-tokens "$GEN_TOKENS" \
@@ -159,7 +160,7 @@ kill -TERM "$serve_pid" 2> /dev/null
 for ((i = 0; i < 8; ++i)); do kill -0 "$serve_pid" 2> /dev/null || break; sleep 1; done
 kill -KILL "$serve_pid" 2> /dev/null
 wait "$serve_pid" 2> /dev/null; echo "serve exit: $?"
-grep -i -E "error|warn|kv pool|memory plan|loaded" "$out/serve.log" | grep -v " info \[cpu\]" | tail -12
+grep -i -E "error|warn|kv pool|memory plan|provider workspace|loaded" "$out/serve.log" | grep -v " info \[cpu\]" | tail -12
 
 [ -z "${CHECKPOINT:-}" ] && rm -rf "$dir"
 python3 tools/bench/serve_report.py "$out" > "$out/report.md" 2>&1

@@ -2,7 +2,8 @@
 """The closing table of tools/bench/run_serve_device.sh: each figure beside its byte limit and its goal.
 
 Reads, from the folder the run wrote (argument 1): bandwidth.json (copy_bandwidth.py),
-bench_decode.json and bench_prefill_*.json (`seatrt bench --json`), hf_floor.json (hf_floor.py).
+bench_decode.json and bench_prefill_*.json (`seatrt bench --json`), hf_floor.json (hf_floor.py),
+seat.json (`/v1/seat`: the memory plan).
 Any of them may be missing (a step that failed or was skipped): its rows say so.
 
 Byte limit of a decode step at batch B (../shared/spec/benchmarking.md; computed here from the
@@ -112,6 +113,15 @@ def main():
                 print(f"| {n} | {r['prefill_tok_s']:,.0f} | {r['ttft_p50_ms']:,.0f} | {PREFILL_GOAL.get(n, '')} |")
     if not files:
         print("| - | prefill: NO RESULT | | |")
+    seat = load(os.path.join(d, "seat.json"))
+    plan = (seat or {}).get("memory_plan")
+    if plan:
+        gib = lambda b: f"{b / 2 ** 30:.2f} GiB"
+        print(f"\nmemory plan: weights {gib(plan['weights'])}, KV pool {gib(plan['kv_pool'])}, step buffers "
+              f"{gib(plan['workspace'])}, kernel provider workspace {gib(plan.get('provider_workspace', 0))}; "
+              f"free after all: {gib(plan.get('free_after_reserve', 0))}")
+        reserved = plan.get("provider_workspace_reserved")
+        print(f"  ({reserved['summary']})" if reserved else "  (the provider's workspace was not reserved at load)")
     hf = load(os.path.join(d, "hf_floor.json"))
     print("\n| Hugging Face floor (transformers, bf16 random weights, not quantized) | tok/s | per stream |")
     print("|---|---:|---:|")
