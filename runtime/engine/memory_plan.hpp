@@ -27,6 +27,9 @@ struct MemoryPlan {
   std::string describe() const;
 };
 
+// "N bytes (X.XX GiB)", as the plan's messages write sizes.
+std::string bytes_and_gib(uint64_t bytes);
+
 // Throws std::runtime_error with both numbers (needed, free) and what to
 // change when the plan does not fit.
 void check_memory_plan(const MemoryPlan& plan);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "batch_builder.hpp"
+#include "memory_plan.hpp"
 
 namespace seatrt::engine {
 
@@ -41,13 +42,6 @@ SequencePtr sequence_in_blocks(int64_t tokens, int64_t first_block, int32_t bloc
 
 double ms_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-}
-
-std::string gib(uint64_t bytes) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%llu bytes (%.2f GiB)", static_cast<unsigned long long>(bytes),
-                static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
-  return buf;
 }
 
 }  // namespace
@@ -168,8 +162,8 @@ WorkspaceReservation reserve_workspace(ModelRunner& runner, const KvPlan& plan, 
 std::string describe(const WorkspaceReservation& r) {
   char ms[32];
   std::snprintf(ms, sizeof ms, "%.0f", r.ms);
-  return "kernel provider workspace " + gib(r.bytes) + ", reserved by a prefill of " + std::to_string(r.prefill_tokens) +
-         " tokens, a decode step of " + std::to_string(r.decode_seqs) + " sequences over " +
+  return "kernel provider workspace " + bytes_and_gib(r.bytes) + ", reserved by a prefill of " +
+         std::to_string(r.prefill_tokens) + " tokens, a decode step of " + std::to_string(r.decode_seqs) + " sequences over " +
          std::to_string(r.table_width) + " blocks" + (r.sampled ? " and device sampling" : "") + " in " + ms + " ms";
 }
 
