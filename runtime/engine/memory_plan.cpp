@@ -14,8 +14,8 @@ std::string bytes_and_gib(uint64_t bytes) {
 
 
 std::string MemoryPlan::describe() const {
-  std::string s = "memory plan: weights " + bytes_and_gib(weight_bytes) + " + KV pool " + bytes_and_gib(kv_bytes) + " + workspace " +
-                  bytes_and_gib(workspace_bytes + staging_bytes);
+  std::string s = "memory plan: weights " + bytes_and_gib(weight_bytes) + " + KV pool " + bytes_and_gib(kv_bytes) +
+                  " + workspace " + bytes_and_gib(workspace_bytes + staging_bytes);
   if (provider_workspace_bytes || free_after_reserve_bytes)
     s += " + kernel provider workspace " + bytes_and_gib(provider_workspace_bytes);
   s += " = " + bytes_and_gib(total_bytes()) + "; device free after weights: " + bytes_and_gib(free_bytes);
