@@ -188,6 +188,21 @@ void Engine::step() {
         in.output_tokens = std::span<const int32_t>(seq.tokens.data() + seq.prompt_len,
                                                     static_cast<size_t>(seq.generated()));
         in.allowed_mask = rows[i].mask;
+        // A row the sample op would refuse fails alone: the op refuses
+        // the whole batch for one bad row, so the row's request ends here
+        // and the row takes neutral parameters for the batch's call.
+        if (!rows[i].failed) {
+          const std::string problem = sampling_params_problem(*in.params);
+          if (!problem.empty()) {
+            finish(rows[i].chunk->seq, FinishReason::error, "invalid sampling parameters: " + problem);
+            rows[i].failed = true;
+          }
+        }
+        if (rows[i].failed) {
+          static const SamplingParams neutral;
+          in.params = &neutral;
+          in.allowed_mask = {};
+        }
       }
       // Pass 2: sample every row at once on the kernel provider; the host
       // sampler (same rule) serves providers without a sample op.

@@ -149,4 +149,16 @@ SampleResult sample_on_host(const SampleInput& in) {
   return out;
 }
 
+std::string sampling_params_problem(const SamplingParams& p) {
+  if (!(std::isfinite(p.temperature) && p.temperature >= 0.0f)) return "temperature must be finite and >= 0";
+  if (!(p.top_p > 0.0f && p.top_p <= 1.0f)) return "top_p must be in (0, 1]";
+  if (p.top_k < 0) return "top_k is negative";
+  if (!(p.min_p >= 0.0f && p.min_p <= 1.0f)) return "min_p must be in [0, 1]";
+  if (!std::isfinite(p.presence_penalty) || !std::isfinite(p.frequency_penalty))
+    return "presence/frequency penalties must be finite";
+  if (!(std::isfinite(p.repetition_penalty) && p.repetition_penalty > 0.0f))
+    return "repetition_penalty must be finite and > 0";
+  return "";
+}
+
 }  // namespace seatrt::engine

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "sequence.hpp"
@@ -29,5 +30,12 @@ struct SampleResult {
 };
 
 SampleResult sample_on_host(const SampleInput& input);
+
+// What is wrong with `p` by the sample op's rules (kernels.h: temperature
+// finite and >= 0, top_p in (0, 1], top_k >= 0, min_p in [0, 1], finite
+// penalties, repetition_penalty > 0), or "" when nothing is.  The engine
+// checks each row with it before sampling a batch, because a provider
+// refuses the whole batch for one bad row.
+std::string sampling_params_problem(const SamplingParams& p);
 
 }  // namespace seatrt::engine

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "api_error.hpp"
+#include "json_text.hpp"
 #include "generation.hpp"
 #include "serve_generation.hpp"
 
@@ -113,7 +114,7 @@ std::string Api::run_canary() {
 }
 
 void Api::reply_json(ResponseWriter& w, int status, const json& body, int& status_out) {
-  w.send(status, "application/json", body.dump());
+  w.send(status, "application/json", json_text(body));
   status_out = status;
 }
 
@@ -124,10 +125,10 @@ void Api::handle(const HttpRequest& request, ResponseWriter& writer) {
   try {
     route(request, writer, endpoint, status);
   } catch (const ApiError& e) {
-    writer.send(e.status(), "application/json", e.to_json().dump());
+    writer.send(e.status(), "application/json", json_text(e.to_json()));
     status = e.status();
   } catch (const std::exception& e) {
-    writer.send(500, "application/json", ApiError(500, "InternalServerError", e.what()).to_json().dump());
+    writer.send(500, "application/json", json_text(ApiError(500, "InternalServerError", e.what()).to_json()));
     status = 500;
   }
   --in_flight_;
@@ -311,7 +312,12 @@ int Api::tokenize(const HttpRequest& req, ResponseWriter& w) {
     if (!body["model"].is_string()) throw bad_request("'model' must be a string", "model");
     check_model(body["model"].get<std::string>());
   }
-  bool add_special = body.value("add_special_tokens", true);
+  const auto flag = [&](const char* key, bool fallback) {
+    if (!body.contains(key)) return fallback;
+    if (!body[key].is_boolean()) throw bad_request(std::string("'") + key + "' must be a boolean", key);
+    return body[key].get<bool>();
+  };
+  bool add_special = flag("add_special_tokens", true);
   std::string text;
   if (body.contains("prompt")) {
     if (!body["prompt"].is_string()) throw bad_request("'prompt' must be a string", "prompt");
@@ -320,16 +326,21 @@ int Api::tokenize(const HttpRequest& req, ResponseWriter& w) {
     json wrapped = {{"model", seat_.served_names.front()}, {"messages", body["messages"]}};
     parse_chat_request(wrapped);  // validates the messages
     const auto ordered = nlohmann::ordered_json::parse(req.body);
-    text = seat_.render_chat(ordered["messages"], nullptr,
-                             nlohmann::ordered_json::parse(seat_.default_chat_template_kwargs.dump()),
-                             body.value("add_generation_prompt", true));
+    const bool generation_prompt = flag("add_generation_prompt", true);
+    try {
+      text = seat_.render_chat(ordered["messages"], nullptr,
+                               nlohmann::ordered_json::parse(seat_.default_chat_template_kwargs.dump()),
+                               generation_prompt);
+    } catch (const std::exception& e) {
+      throw bad_request(std::string("the chat template could not render these messages: ") + e.what(), "messages");
+    }
     add_special = false;
   } else {
     throw bad_request("'prompt' or 'messages' is required", "prompt");
   }
   const auto ids = seat_.tokenizer->encode(text, add_special);
   w.send(200, "application/json",
-         json{{"count", ids.size()}, {"max_model_len", seat_.max_model_len}, {"tokens", ids}}.dump());
+         json_text(json{{"count", ids.size()}, {"max_model_len", seat_.max_model_len}, {"tokens", ids}}));
   return 200;
 }
 
@@ -344,10 +355,10 @@ int Api::detokenize(const HttpRequest& req, ResponseWriter& w) {
   std::vector<int32_t> ids;
   for (const auto& t : body["tokens"]) {
     if (!t.is_number_integer()) throw bad_request("'tokens' must be an array of integers", "tokens");
-    ids.push_back(t.get<int32_t>());
+    ids.push_back(token_id_of(t, "tokens"));
   }
   check_ids(seat_, ids, "tokens");
-  w.send(200, "application/json", json{{"prompt", seat_.tokenizer->decode(ids, false)}}.dump());
+  w.send(200, "application/json", json_text(json{{"prompt", seat_.tokenizer->decode(ids, false)}}));
   return 200;
 }
 

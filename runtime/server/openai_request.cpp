@@ -1,7 +1,10 @@
 #include "openai_request.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "api_error.hpp"
 
@@ -97,17 +100,20 @@ void parse_common(Fields& f, GenerationParams& g) {
   if (auto v = f.integer("max_tokens", 1, INT32_MAX)) g.max_tokens = *v;
   if (auto v = f.integer("max_completion_tokens", 1, INT32_MAX)) g.max_tokens = *v;
   if (auto v = f.number("temperature", 0, 2)) g.sampling.temperature = static_cast<float>(*v);
+  // top_p and repetition_penalty are checked as the float the sampler gets:
+  // 1e-300 is > 0 as a double but 0 as a float.
   if (auto v = f.number("top_p", 0, 1)) {
-    if (*v <= 0) throw bad_request("'top_p' must be greater than 0", "top_p");
     g.sampling.top_p = static_cast<float>(*v);
+    if (!(g.sampling.top_p > 0)) throw bad_request("'top_p' must be greater than 0 (as a float)", "top_p");
   }
   if (auto v = f.integer("top_k", -1, INT32_MAX)) g.sampling.top_k = *v < 0 ? 0 : static_cast<int32_t>(*v);
   if (auto v = f.number("min_p", 0, 1)) g.sampling.min_p = static_cast<float>(*v);
   if (auto v = f.number("presence_penalty", -2, 2)) g.sampling.presence_penalty = static_cast<float>(*v);
   if (auto v = f.number("frequency_penalty", -2, 2)) g.sampling.frequency_penalty = static_cast<float>(*v);
   if (auto v = f.number("repetition_penalty", 0, 100)) {
-    if (*v <= 0) throw bad_request("'repetition_penalty' must be greater than 0", "repetition_penalty");
     g.sampling.repetition_penalty = static_cast<float>(*v);
+    if (!(g.sampling.repetition_penalty > 0))
+      throw bad_request("'repetition_penalty' must be greater than 0 (as a float)", "repetition_penalty");
   }
   if (const json* v = f.get("seed")) {
     if (!v->is_number_integer()) wrong_type("seed", "an integer", *v);
@@ -132,7 +138,7 @@ void parse_common(Fields& f, GenerationParams& g) {
     if (!v->is_array()) wrong_type("stop_token_ids", "an array of integers", *v);
     for (const auto& t : *v) {
       if (!t.is_number_integer()) wrong_type("stop_token_ids", "an array of integers", *v);
-      g.stop_token_ids.push_back(t.get<int32_t>());
+      g.stop_token_ids.push_back(token_id_of(t, "stop_token_ids"));
     }
   }
   if (auto v = f.integer("n", 1, 16)) g.n = static_cast<int32_t>(*v);
@@ -191,12 +197,44 @@ void validate_messages(const json& messages) {
 
 }  // namespace
 
+int32_t token_id_of(const json& t, const std::string& field) {
+  // Range-checked before narrowing: 2^32 + 1 must not become id 1.
+  const bool in_range = t.is_number_unsigned() ? t.get<uint64_t>() <= uint64_t{INT32_MAX}
+                                               : t.get<int64_t>() >= INT32_MIN && t.get<int64_t>() <= INT32_MAX;
+  if (!in_range) throw bad_request("'" + field + "' holds a token id outside the vocabulary: " + t.dump(), field);
+  return static_cast<int32_t>(t.get<int64_t>());
+}
+
+namespace {
+// Depth of the deepest array/object nesting, without recursion (the check
+// exists because recursive consumers of the body would overflow the stack).
+size_t nesting_depth(const json& root) {
+  size_t deepest = 0;
+  std::vector<std::pair<const json*, size_t>> todo{{&root, 1}};
+  while (!todo.empty()) {
+    const auto [j, depth] = todo.back();
+    todo.pop_back();
+    if (!j->is_structured()) continue;
+    deepest = std::max(deepest, depth);
+    if (depth > kMaxJsonDepth) return depth;
+    for (const auto& child : *j) todo.emplace_back(&child, depth + 1);
+  }
+  return deepest;
+}
+}  // namespace
+
 json parse_json_body(const std::string& body) {
+  json j;
   try {
-    return json::parse(body);
-  } catch (const json::parse_error& e) {
+    j = json::parse(body);
+  } catch (const json::exception& e) {
+    // parse_error quotes the bytes it stopped at, which may not be UTF-8;
+    // out_of_range is a number too large for a double (1e400).
     throw bad_request(std::string("the request body is not valid JSON: ") + e.what());
   }
+  if (nesting_depth(j) > kMaxJsonDepth)
+    throw bad_request("the request body nests arrays/objects deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  return j;
 }
 
 ChatRequest parse_chat_request(const json& body) {
@@ -265,7 +303,7 @@ CompletionRequest parse_completion_request(const json& body) {
   } else if (prompt->is_array() && !prompt->empty() && (*prompt)[0].is_number_integer()) {
     for (const auto& t : *prompt) {
       if (!t.is_number_integer()) wrong_type("prompt", "a string or an array of token ids", *prompt);
-      r.prompt_ids.push_back(t.get<int32_t>());
+      r.prompt_ids.push_back(token_id_of(t, "prompt"));
     }
   } else if (prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string()) {
     r.prompt_text = (*prompt)[0].get<std::string>();

@@ -47,8 +47,18 @@ struct CompletionRequest {
   bool echo = false;
 };
 
-// Parses a body; throws ApiError (400) with the field named.
+// Deepest nesting of arrays/objects a request body may have.
+inline constexpr size_t kMaxJsonDepth = 64;
+
+// Parses a request body; throws bad_request (400) for invalid JSON, a number
+// out of range or nesting deeper than kMaxJsonDepth.
 nlohmann::json parse_json_body(const std::string& body);
+
+// A JSON integer as a token id; bad_request naming `field` when it does not
+// fit an int32 (the vocabulary check comes after).
+int32_t token_id_of(const nlohmann::json& t, const std::string& field);
+
+// Parses a body; throws ApiError (400) with the field named.
 ChatRequest parse_chat_request(const nlohmann::json& body);
 CompletionRequest parse_completion_request(const nlohmann::json& body);
 

@@ -1,10 +1,12 @@
 #include "serve_generation.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <random>
 
 #include "api_error.hpp"
+#include "json_text.hpp"
 #include "generation.hpp"
 
 namespace seatrt::server {
@@ -67,11 +69,28 @@ void merge_calls(std::vector<ToolCallDelta>& into, const std::vector<ToolCallDel
   }
 }
 
-json tool_calls_json(const std::vector<ToolCallDelta>& calls, bool delta) {
+json tool_calls_json(const std::vector<ToolCallDelta>& calls) {
   json out = json::array();
-  for (const auto& c : calls) {
-    json call = {{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}};
-    if (delta) call["index"] = c.index;
+  for (const auto& c : calls)
+    out.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+  return out;
+}
+
+// Streamed tool-call deltas as OpenAI sends them: id, type and name only in
+// a call's first delta, then index and argument pieces (clients such as the
+// openai SDK's stream helper concatenate every string they are sent again).
+// `started`: the indexes this choice had streamed before these deltas.
+json tool_call_deltas_json(const std::vector<ToolCallDelta>& deltas, const std::vector<int32_t>& started) {
+  json out = json::array();
+  for (const auto& d : deltas) {
+    json call = {{"index", d.index}};
+    if (std::find(started.begin(), started.end(), d.index) == started.end()) {
+      call["id"] = d.id;
+      call["type"] = "function";
+      call["function"] = {{"name", d.name}, {"arguments", d.arguments}};
+    } else {
+      call["function"] = {{"arguments", d.arguments}};
+    }
     out.push_back(call);
   }
   return out;
@@ -139,7 +158,7 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
         failure_status = 504;
         failure = "the request ran longer than the seat's request_timeout_s (" +
                   std::to_string(seat.request_timeout_s) + " s) and was cancelled";
-        if (stream) writer.write_event(ApiError(504, "TimeoutError", failure).to_json().dump());
+        if (stream) writer.write_event(json_text(ApiError(504, "TimeoutError", failure).to_json()));
         break;
       }
       if (writer.client_gone()) {
@@ -176,6 +195,8 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
     }
     st.content += ev->delta.content;
     st.reasoning += ev->delta.reasoning;
+    std::vector<int32_t> started;
+    for (const auto& c : st.calls) started.push_back(c.index);
     merge_calls(st.calls, ev->delta.tool_calls);
     if (chat) {
       if (job.params.logprobs)
@@ -191,7 +212,7 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
     }
     if (!stream) continue;
     if (!failure.empty()) {
-      writer.write_event(error_event(failure, failure_non_finite).dump());
+      writer.write_event(json_text(error_event(failure, failure_non_finite)));
       break;
     }
     // One chunk per event.
@@ -205,7 +226,7 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
       }
       if (!ev->delta.content.empty() || delta.contains("role")) delta["content"] = ev->delta.content;
       if (!ev->delta.reasoning.empty()) delta["reasoning_content"] = ev->delta.reasoning;
-      if (!ev->delta.tool_calls.empty()) delta["tool_calls"] = tool_calls_json(ev->delta.tool_calls, true);
+      if (!ev->delta.tool_calls.empty()) delta["tool_calls"] = tool_call_deltas_json(ev->delta.tool_calls, started);
       choice["delta"] = delta;
       if (job.params.logprobs && !ev->logprobs.empty()) logprobs = {{"content", chat_logprob_entries(ev->logprobs)}};
     } else {
@@ -226,7 +247,7 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
     choice["finish_reason"] = ev->finished ? json(st.finish_reason) : json(nullptr);
     const bool has_payload = ev->finished || !ev->delta.empty() || !logprobs.is_null() ||
                              (chat && choice["delta"].contains("role"));
-    if (has_payload && !writer.write_event(chunk(json::array({choice})).dump())) {
+    if (has_payload && !writer.write_event(json_text(chunk(json::array({choice}))))) {
       gone = true;
       break;
     }
@@ -243,15 +264,15 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
     if (failure.empty() && job.params.include_usage) {
       json last = chunk(json::array());
       last["usage"] = usage();
-      writer.write_event(last.dump());
+      writer.write_event(json_text(last));
     }
     writer.write_event("[DONE]");
     writer.end_events();
     return failure.empty() ? 200 : failure_status;
   }
   if (!failure.empty()) {
-    const std::string body = failure_status == 504 ? ApiError(504, "TimeoutError", failure).to_json().dump()
-                                                   : error_event(failure, failure_non_finite).dump();
+    const std::string body = failure_status == 504 ? json_text(ApiError(504, "TimeoutError", failure).to_json())
+                                                   : json_text(error_event(failure, failure_non_finite));
     writer.send(failure_status, "application/json", body);
     return failure_status;
   }
@@ -263,7 +284,7 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
       json message = {{"role", "assistant"}};
       message["content"] = st.content.empty() && !st.calls.empty() ? json(nullptr) : json(st.content);
       if (!st.reasoning.empty()) message["reasoning_content"] = st.reasoning;
-      if (!st.calls.empty()) message["tool_calls"] = tool_calls_json(st.calls, false);
+      if (!st.calls.empty()) message["tool_calls"] = tool_calls_json(st.calls);
       c["message"] = message;
       c["logprobs"] = job.params.logprobs ? json{{"content", st.chat_logprobs}} : json(nullptr);
     } else {
@@ -277,7 +298,7 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
   }
   json body = {{"id", id}, {"object", chat ? "chat.completion" : "text_completion"}, {"created", created},
                {"model", job.model}, {"choices", list}, {"usage", usage()}};
-  writer.send(200, "application/json", body.dump());
+  writer.send(200, "application/json", json_text(body));
   return 200;
 }
 

@@ -232,6 +232,20 @@ class OpenAIApiTest(unittest.TestCase):
         self.assertEqual(len(ids_seen), 1)
         self.assertEqual(finish, "tool_calls")
 
+    def test_openai_stream_helper_assembles_the_streamed_call(self):
+        # The SDK's stream helper joins every string a delta repeats: id,
+        # type and name must come only in a call's first delta.
+        messages = [{"role": "user", "content": "Please WEATHER_PARIS now"}]
+        with self.client.chat.completions.stream(model=MODEL, messages=messages, tools=[WEATHER_TOOL], max_tokens=64,
+                                                 temperature=0) as stream:
+            final = stream.get_final_completion()
+        calls = final.choices[0].message.tool_calls
+        self.assertEqual(len(calls), 1)
+        self.assertEqual(calls[0].function.name, "get_weather")
+        self.assertEqual(calls[0].type, "function")
+        self.assertRegex(calls[0].id, r"^call_[A-Za-z0-9]{24}$")
+        self.assertEqual(json.loads(calls[0].function.arguments), {"city": "Paris", "days": 2})
+
     # ---------------------------------------------------------------- errors
     def test_bad_key_is_401(self):
         import openai as oa

@@ -352,8 +352,11 @@ Grammar compile_tool_calls(const std::vector<ToolSchema>& tools, bool many, Root
   for (const ToolSchema& tool : tools) {
     Compiler c(g, tool.parameters);
     int params = -1;
-    if (tool.parameters && tool.parameters->is_object() &&
-        tool.parameters->value("type", std::string("object")) == "object") {
+    // A "type" that is not a string goes to compile(), which validates it
+    // (an empty array is refused there as in response_format).
+    const bool is_object = tool.parameters && tool.parameters->is_object();
+    const auto type = is_object ? tool.parameters->find("type") : json::const_iterator();
+    if (is_object && (type == tool.parameters->end() || !type->is_string() || *type == "object")) {
       params = c.compile(*tool.parameters, 0);
       if (g.nodes[static_cast<size_t>(params)].kind != NodeKind::kObject &&
           g.nodes[static_cast<size_t>(params)].kind != NodeKind::kAnyObject) {

@@ -221,3 +221,44 @@ TEST_CASE("a callback that throws fails its request, not the engine") {
   // The engine still serves.
   CHECK(run(engine, prompt_for(1), 9, 4).get().info.reason == FinishReason::length);
 }
+
+namespace {
+// A provider's sample op refuses a whole batch for one row it cannot take
+// (as the CPU and CUDA providers do); it samples nothing itself.
+class BatchRefusingSampler : public GatedEchoModel {
+ public:
+  using GatedEchoModel::GatedEchoModel;
+  bool sample(std::span<const SampleInput> rows, std::vector<SampleResult>&) override {
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (!(rows[i].params->repetition_penalty > 0.0f) || !(rows[i].params->top_p > 0.0f))
+        throw std::runtime_error("sample: rows[" + std::to_string(i) + "] is invalid");
+    return false;  // the host sampler draws
+  }
+};
+}  // namespace
+
+TEST_CASE("a row with sampling parameters the provider refuses fails alone, not its batch") {
+  std::promise<void> open;
+  Engine engine({{4, 64, 64}, 64}, plan_with(40),
+                std::make_unique<BatchRefusingSampler>(160, 4, open.get_future().share()));
+  std::future<Outcome> good_a, bad, good_b;
+  REQUIRE(submit(engine, prompt_for(1), 1, 6, good_a) == SubmitStatus::accepted);
+  auto promise = std::make_shared<std::promise<FinishInfo>>();
+  GenerationRequest r;
+  r.prompt = prompt_for(2);
+  r.max_new_tokens = 6;
+  r.sampling.repetition_penalty = 0.0f;  // what a double like 1e-300 becomes as a float
+  r.on_finish = [promise](const FinishInfo& info) { promise->set_value(info); };
+  REQUIRE(engine.submit(std::move(r), nullptr) == SubmitStatus::accepted);
+  REQUIRE(submit(engine, prompt_for(3), 3, 6, good_b) == SubmitStatus::accepted);
+  open.set_value();  // all three are in the first step's batch
+  const FinishInfo info = promise->get_future().get();
+  CHECK(info.reason == FinishReason::error);
+  CHECK_THAT(info.error, Catch::Contains("invalid sampling parameters") && Catch::Contains("repetition_penalty"));
+  for (auto* f : {&good_a, &good_b}) {
+    const Outcome o = f->get();
+    INFO(o.info.error);
+    CHECK(o.info.reason == FinishReason::length);
+    CHECK(o.tokens.size() == 6);
+  }
+}

@@ -1,0 +1,97 @@
+"""Requests that once crashed the server or answered 500 get a 400 naming
+the problem, and the server keeps serving (found by a randomized sweep of
+the demo seat): bytes that are not UTF-8, nesting deep enough to overflow a
+recursive consumer, numbers beyond a double, values that pass as a double
+but not as the float the sampler takes, token ids beyond int32, wrong types
+and template refusals on /tokenize, a tool schema with an empty type list.
+Run: python3 test_bad_requests.py (SEATRT_BUILD_DIR names the build tree)."""
+
+import json
+import unittest
+
+from seat_harness import Seat
+
+MODEL = "scripted"
+
+
+class BadRequestsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.seat = Seat().start()
+
+    @classmethod
+    def tearDownClass(cls):
+        code = cls.seat.stop()
+        cls.seat.log.close()
+        if code != 0:
+            print(cls.seat.read_log())
+        assert code == 0, "seatrt serve exited %s after SIGTERM" % code
+
+    def assert_400(self, path, body=None, raw=None, contains=""):
+        status, text, _ = self.seat.post(path, body, raw=raw)
+        self.assertEqual(status, 400, text)
+        error = json.loads(text)["error"]
+        self.assertEqual(error["code"], 400)
+        self.assertIn(contains, error["message"])
+        # The server is alive and still answers a normal request.
+        self.assertIsNone(self.seat.proc.poll(), self.seat.read_log())
+        ok, reply, _ = self.seat.post("/v1/completions", {"model": MODEL, "prompt": "hi", "max_tokens": 2})
+        self.assertEqual(ok, 200, reply)
+        return error
+
+    def test_body_bytes_that_are_not_utf8(self):
+        for path in ("/v1/completions", "/v1/chat/completions", "/tokenize", "/detokenize"):
+            self.assert_400(path, raw=b'{"model":"scripted","prompt":"\xc3"}', contains="not valid JSON")
+            self.assert_400(path, raw=b"\xff\xfe", contains="not valid JSON")
+
+    def test_nesting_deeper_than_the_limit(self):
+        deep = "[" * 20000 + "]" * 20000
+        body = '{"model":"scripted","max_tokens":1,"messages":[{"role":"user","content":"hi","x":%s}]}' % deep
+        self.assert_400("/v1/chat/completions", raw=body.encode(), contains="deeper than")
+        tools = ('{"model":"scripted","max_tokens":1,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":'
+                 '"function","function":{"name":"f","parameters":%s}}]}' % deep)
+        self.assert_400("/v1/chat/completions", raw=tools.encode(), contains="deeper than")
+        # A nesting a real tool schema uses is fine.
+        nested = {"type": "object"}
+        for _ in range(20):
+            nested = {"type": "object", "properties": {"a": nested}}
+        status, text, _ = self.seat.post("/v1/chat/completions", {
+            "model": MODEL, "max_tokens": 2, "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"type": "function", "function": {"name": "f", "parameters": nested}}]})
+        self.assertEqual(status, 200, text)
+
+    def test_number_beyond_a_double(self):
+        self.assert_400("/v1/completions", raw=b'{"model":"scripted","prompt":"a","max_tokens":1e400}',
+                        contains="not valid JSON")
+
+    def test_parameters_zero_as_a_float_are_refused_before_sampling(self):
+        for field in ("repetition_penalty", "top_p"):
+            self.assert_400("/v1/completions", {"model": MODEL, "prompt": "hi", "max_tokens": 2, field: 1e-300},
+                            contains=field)
+
+    def test_token_ids_beyond_int32(self):
+        big = 2 ** 32 + 1
+        self.assert_400("/v1/completions", {"model": MODEL, "prompt": [big], "max_tokens": 1}, contains="prompt")
+        self.assert_400("/v1/completions", {"model": MODEL, "prompt": "hi", "max_tokens": 1, "stop_token_ids": [big]},
+                        contains="stop_token_ids")
+        self.assert_400("/detokenize", {"tokens": [2 ** 32 + 2]}, contains="tokens")
+        self.assert_400("/detokenize", {"tokens": [2 ** 64 - 1]}, contains="tokens")
+
+    def test_tokenize_wrong_types_and_template_refusals(self):
+        self.assert_400("/tokenize", {"prompt": "x", "add_special_tokens": "yes"}, contains="add_special_tokens")
+        self.assert_400("/tokenize", {"prompt": "x", "add_special_tokens": None}, contains="add_special_tokens")
+        self.assert_400("/tokenize", {"messages": [{"role": "user", "content": "x"}], "add_generation_prompt": 1},
+                        contains="add_generation_prompt")
+        call = {"type": "function", "function": {"name": "f", "arguments": "not json"}}
+        self.assert_400("/tokenize", {"messages": [{"role": "assistant", "content": None, "tool_calls": [call]}]},
+                        contains="chat template")
+
+    def test_tool_schema_with_an_empty_type_list(self):
+        self.assert_400("/v1/chat/completions", {
+            "model": MODEL, "max_tokens": 4, "messages": [{"role": "user", "content": "x"}],
+            "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": []}}}],
+            "tool_choice": "required"}, contains="type")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
