@@ -226,14 +226,15 @@ json Api::seat_report() const {
 
 namespace {
 
-void check_lengths(const SeatRuntime& seat, const GenerationParams& p, size_t prompt_tokens) {
+// prompt_field: the request field that holds the prompt ("messages" or "prompt").
+void check_lengths(const SeatRuntime& seat, const GenerationParams& p, size_t prompt_tokens, const char* prompt_field) {
   const auto prompt = static_cast<int64_t>(prompt_tokens);
-  if (prompt == 0) throw bad_request("the prompt is empty");
+  if (prompt == 0) throw bad_request("the prompt is empty", prompt_field);
   if (prompt >= seat.max_model_len)
     throw bad_request("This model's maximum context length is " + std::to_string(seat.max_model_len) +
                           " tokens. However, your request has " + std::to_string(prompt) +
                           " input tokens, leaving no room for output. Please reduce the length of the input.",
-                      "messages");
+                      prompt_field);
   if (p.max_tokens && prompt + *p.max_tokens > seat.max_model_len)
     throw bad_request("'max_tokens' is too large: " + std::to_string(*p.max_tokens) +
                           ". This model's maximum context length is " + std::to_string(seat.max_model_len) +
@@ -275,7 +276,7 @@ int Api::chat(const HttpRequest& req, ResponseWriter& w) {
     throw bad_request(std::string("the chat template could not render these messages: ") + e.what(), "messages");
   }
   job.prompt = seat_.tokenizer->encode(prompt_text, false);
-  check_lengths(seat_, r.gen, job.prompt.size());
+  check_lengths(seat_, r.gen, job.prompt.size(), "messages");
   ParserRequestInfo info;
   info.request_id = random_id("req-");
   info.tools_json = r.tools.is_null() ? "" : r.tools.dump();
@@ -300,7 +301,7 @@ int Api::completion(const HttpRequest& req, ResponseWriter& w) {
     check_ids(seat_, r.prompt_ids, "prompt");
     job.prompt = r.prompt_ids;
   }
-  check_lengths(seat_, r.gen, job.prompt.size());
+  check_lengths(seat_, r.gen, job.prompt.size(), "prompt");
   job.params = r.gen;
   return serve_generation(seat_, metrics_, job, w);
 }

@@ -39,6 +39,8 @@ struct ChoiceState {
   json completion_tokens = json::array();
   json completion_token_logprobs = json::array();
   json completion_top = json::array();
+  json completion_offsets = json::array();  // text_offset of each token
+  int64_t next_offset = 0;                  // characters of the token texts so far
   std::string finish_reason;
   std::string error;
   bool non_finite = false;
@@ -47,6 +49,14 @@ struct ChoiceState {
   bool sent_role = false;
   std::optional<Clock::time_point> last_token;
 };
+
+// Characters (code points) of valid UTF-8 text, as Python's len() counts
+// them: the legacy API's text_offset unit.
+int64_t characters(const std::string& text) {
+  int64_t n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
+  return n;
+}
 
 json chat_logprob_entries(const std::vector<TokenLogprob>& lps) {
   json out = json::array();
@@ -204,6 +214,8 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
     } else {
       for (const auto& lp : ev->logprobs) {
         st.completion_tokens.push_back(lp.token);
+        st.completion_offsets.push_back(st.next_offset);
+        st.next_offset += characters(lp.token);
         st.completion_token_logprobs.push_back(lp.logprob);
         json top = json::object();
         for (const auto& t : lp.top) top[t.token] = t.logprob;
@@ -232,15 +244,21 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
     } else {
       choice["text"] = ev->delta.content;
       if (job.params.logprobs && !ev->logprobs.empty()) {
-        json toks = json::array(), lps = json::array(), tops = json::array();
+        json toks = json::array(), lps = json::array(), tops = json::array(), offsets = json::array();
+        // This event's offsets: the choice's running count already includes
+        // its tokens (added above), so they are recounted from where it began.
+        int64_t offset = st.next_offset;
+        for (const auto& lp : ev->logprobs) offset -= characters(lp.token);
         for (const auto& lp : ev->logprobs) {
+          offsets.push_back(offset);
+          offset += characters(lp.token);
           toks.push_back(lp.token);
           lps.push_back(lp.logprob);
           json top = json::object();
           for (const auto& t : lp.top) top[t.token] = t.logprob;
           tops.push_back(top);
         }
-        logprobs = {{"tokens", toks}, {"token_logprobs", lps}, {"top_logprobs", tops}};
+        logprobs = {{"tokens", toks}, {"token_logprobs", lps}, {"top_logprobs", tops}, {"text_offset", offsets}};
       }
     }
     choice["logprobs"] = logprobs;
@@ -291,7 +309,8 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
       c["text"] = st.content;
       c["logprobs"] = job.params.logprobs ? json{{"tokens", st.completion_tokens},
                                                  {"token_logprobs", st.completion_token_logprobs},
-                                                 {"top_logprobs", st.completion_top}}
+                                                 {"top_logprobs", st.completion_top},
+                                                 {"text_offset", st.completion_offsets}}
                                           : json(nullptr);
     }
     list.push_back(c);

@@ -86,6 +86,15 @@ class BadRequestsTest(unittest.TestCase):
         self.assert_400("/tokenize", {"messages": [{"role": "assistant", "content": None, "tool_calls": [call]}]},
                         contains="chat template")
 
+    def test_a_prompt_past_the_context_names_the_prompt_field(self):
+        long_ids = [300] * 600  # the harness seat's max_model_len is 512
+        error = self.assert_400("/v1/completions", {"model": MODEL, "prompt": long_ids, "max_tokens": 1},
+                                contains="maximum context length")
+        self.assertEqual(error["param"], "prompt")
+        error = self.assert_400("/v1/chat/completions", {"model": MODEL, "max_tokens": 1, "messages": [
+            {"role": "user", "content": "word " * 600}]}, contains="maximum context length")
+        self.assertEqual(error["param"], "messages")
+
     def test_tool_schema_with_an_empty_type_list(self):
         self.assert_400("/v1/chat/completions", {
             "model": MODEL, "max_tokens": 4, "messages": [{"role": "user", "content": "x"}],

@@ -163,10 +163,14 @@ class OpenAIApiTest(unittest.TestCase):
                                            temperature=0, logprobs=1)
         self.assertEqual(c.choices[0].text, text)
         self.assertEqual(c.choices[0].logprobs.tokens[:len(out_ids)], [_tok.decode([i]) for i in out_ids])
+        # text_offset: where each token's text starts, in characters.
+        tokens = c.choices[0].logprobs.tokens
+        self.assertEqual(c.choices[0].logprobs.text_offset, [sum(len(t) for t in tokens[:i]) for i in range(len(tokens))])
         stream = self.client.completions.create(model=MODEL, prompt="Please COFFEE_CUP now<|turn>model\n",
                                                 max_tokens=64, temperature=0, logprobs=1, stream=True)
-        streamed = [t for chunk in stream for ch in chunk.choices if ch.logprobs for t in ch.logprobs.tokens]
-        self.assertEqual(streamed[:len(out_ids)], [_tok.decode([i]) for i in out_ids])
+        chunks = [ch.logprobs for chunk in stream for ch in chunk.choices if ch.logprobs]
+        self.assertEqual([t for lp in chunks for t in lp.tokens][:len(out_ids)], [_tok.decode([i]) for i in out_ids])
+        self.assertEqual([o for lp in chunks for o in lp.text_offset], c.choices[0].logprobs.text_offset)
 
     # ----------------------------------------------------------------- tools
     def assert_weather_call(self, r, finish="tool_calls"):
