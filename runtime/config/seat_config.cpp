@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "seatrt/host/seat_config.hpp"
+#include "seatrt/host/regular_file.hpp"
 #include "seatrt/host/status.hpp"
 #include "toml_reader.hpp"
 
@@ -191,13 +192,12 @@ SeatConfig parse_seat(std::string_view toml_text, const fs::path& source, const 
 }
 
 SeatConfig load_seat(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    throw Error(SEATRT_ERR_NOT_FOUND, file.string() + ": cannot open the seat file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(SEATRT_ERR_INVALID_ARG, file.string() + ": cannot read the seat file");
-  return parse_seat(text.str(), file, fs::absolute(file).parent_path());
+  std::string text;
+  const std::string why = read_regular_file(file, text);
+  if (why == "does not exist")
+    throw Error(SEATRT_ERR_NOT_FOUND, file.string() + ": cannot open the seat file: it does not exist");
+  if (!why.empty()) throw Error(SEATRT_ERR_INVALID_ARG, file.string() + ": cannot read the seat file: it " + why);
+  return parse_seat(text, file, fs::absolute(file).parent_path());
 }
 
 }  // namespace seatrt::host

@@ -60,6 +60,19 @@ with tempdir() as d:
     f = write_seat(d, "ok.toml", seat_text())
     expect_error("bad log format", f, "unknown log format 'yaml'", args=("--log-format", "yaml"))
 
+    # toml++'s own parse errors (bytes that are not UTF-8, an integer beyond
+    # 64 bits): one line with file, line and column, never an abort.
+    bad_utf8 = os.path.join(d, "utf8.toml")
+    with open(bad_utf8, "wb") as fb:
+        fb.write(b'[seat]\nname = "d\xffx"\n')
+    expect_error("invalid UTF-8", bad_utf8, "utf8.toml:2:", "malformed TOML")
+    f = write_seat(d, "bigint.toml", '[seat]\nname = "x"\n[server]\nport = 99999999999999999999\n')
+    expect_error("integer beyond 64 bits", f, "bigint.toml:4:", "malformed TOML")
+    # A FIFO in place of the seat file is refused, not waited on.
+    fifo = os.path.join(d, "fifo.toml")
+    os.mkfifo(fifo)
+    expect_error("FIFO seat file", fifo, "fifo.toml", "not a regular file")
+
     # Usage errors exit 2 with the usage text.
     rc, _, err = seatrt("check")
     check(rc == 2 and "usage: seatrt check" in err, f"check without a file: rc {rc}, {err!r}")

@@ -2,6 +2,8 @@
 // each must fail to load with an error that names the file / key / tensor at
 // fault, never crash (CI runs this under AddressSanitizer + UBSan).
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include "fixture_support.hpp"
@@ -241,6 +243,22 @@ TEST_CASE("an ignore list that disagrees with the stored tensors", "[corrupt]") 
   edit_config(copy.dir(), [](auto& c) { c["quantization_config"]["ignore"].push_back("re:.*mlp.*"); });
   CHECK_THROWS_WITH(load_all(copy.dir()), Contains("mlp") && Contains("stored quantized") &&
                                               Contains("ignore entry 're:.*mlp.*'"));
+}
+
+TEST_CASE("a FIFO or a directory in place of a checkpoint file is refused, never waited on", "[corrupt]") {
+  // Opening a FIFO for reading blocks until a writer comes: the loader must
+  // refuse it by its type first (found by a fuzzing sweep: it hung).
+  for (const char* name : {kShard, "config.json", "model.safetensors.index.json"}) {
+    FixtureCopy copy(kFixture);
+    const auto path = copy.dir() / name;
+    std::filesystem::remove(path);
+    REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+    CHECK_THROWS_WITH(load_all(copy.dir()), Contains(name) && Contains("not a regular file"));
+  }
+  FixtureCopy copy(kFixture);
+  std::filesystem::remove(copy.dir() / "config.json");
+  std::filesystem::create_directory(copy.dir() / "config.json");
+  CHECK_THROWS_WITH(load_all(copy.dir()), Contains("config.json") && Contains("is a directory"));
 }
 
 }  // namespace

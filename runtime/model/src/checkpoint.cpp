@@ -1,7 +1,8 @@
 #include "seatrt/model/checkpoint.hpp"
 
+#include "seatrt/host/regular_file.hpp"
+
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -15,11 +16,10 @@ constexpr const char* kIndexName = "model.safetensors.index.json";
 constexpr const char* kSingleName = "model.safetensors";
 
 std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CheckpointError(path.string() + ": cannot read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::string text;
+  const std::string why = host::read_regular_file(path, text);
+  if (!why.empty()) throw CheckpointError(path.string() + ": " + why);
+  return text;
 }
 
 // A shard name must stay inside the checkpoint directory.

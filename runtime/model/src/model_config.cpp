@@ -1,4 +1,5 @@
 #include "seatrt/model/model_config.hpp"
+#include "seatrt/host/regular_file.hpp"
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -13,11 +14,10 @@ namespace {
 using nlohmann::json;
 
 std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CheckpointError(path.string() + ": cannot read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::string text;
+  const std::string why = host::read_regular_file(path, text);
+  if (!why.empty()) throw CheckpointError(path.string() + ": " + why);
+  return text;
 }
 
 json parse_object(const std::filesystem::path& path, const std::string& text) {

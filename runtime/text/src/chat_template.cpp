@@ -50,7 +50,11 @@ ChatTemplate ChatTemplate::from_files(const std::string& template_path, const st
   const std::string source = read_file(template_path);
   std::map<std::string, std::string> tokens;
   if (!config_path.empty()) tokens = template_special_tokens(read_file(config_path));
-  return ChatTemplate(source, std::move(tokens));
+  try {
+    return ChatTemplate(source, std::move(tokens));
+  } catch (const jinja::TemplateError& e) {  // name the file: the message has only a line
+    throw jinja::TemplateError(e.line(), template_path + ": " + e.message());
+  }
 }
 
 std::string ChatTemplate::render(const ChatTemplateInputs& inputs, const jinja::Limits& limits) const {

@@ -1,4 +1,5 @@
 #include "named_tokens.hpp"
+#include "seatrt/host/regular_file.hpp"
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -28,11 +29,10 @@ std::map<std::string, std::string, std::less<>> parse_named_tokens(std::string_v
 }
 
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TokenizerError("cannot open " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string text;
+  const std::string why = host::read_regular_file(path, text);
+  if (!why.empty()) throw TokenizerError("cannot open " + path + ": it " + why);
+  return text;
 }
 
 }  // namespace seatrt::text
