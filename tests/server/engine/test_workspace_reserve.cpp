@@ -60,13 +60,19 @@ class RecordingRunner : public ModelRunner {
     logits.clear();  // the logits stay on the device, as with a sampling provider
   }
   bool sample(std::span<const SampleInput> rows, std::vector<SampleResult>& out) override {
-    sampled.assign(rows.begin(), rows.end());
+    // Copied now: the rows point into reserve_workspace's locals.
+    for (const SampleInput& row : rows)
+      sampled.push_back({row.prompt_tokens.size(), row.output_tokens.size(), row.allowed_mask.size(), *row.params});
     *free_ -= 24;
     out.assign(rows.size(), SampleResult{});
     return true;
   }
   std::vector<StepBatch> batches;
-  std::vector<SampleInput> sampled;
+  struct SampledRow {
+    size_t prompt_tokens, output_tokens, mask_words;
+    SamplingParams params;
+  };
+  std::vector<SampledRow> sampled;
   int32_t fail_above = 0;
 
  private:
@@ -152,13 +158,13 @@ TEST_CASE("reserve_workspace runs prefill, decode and worst-case sampling and me
   CHECK(r.sampled);
   CHECK(r.bytes == 1000 + 500 + 24);
   REQUIRE(runner.sampled.size() == 32);
-  for (const SampleInput& row : runner.sampled) {
-    CHECK(row.prompt_tokens.size() + row.output_tokens.size() == size_t(limits.max_model_len));
-    CHECK(row.allowed_mask.size() == size_t(262144 / 32));
-    CHECK(row.params->temperature > 0.0f);
-    CHECK(row.params->repetition_penalty != 1.0f);
-    CHECK(row.params->presence_penalty != 0.0f);
-    CHECK(row.params->num_top_logprobs == 20);
+  for (const auto& row : runner.sampled) {
+    CHECK(row.prompt_tokens + row.output_tokens == size_t(limits.max_model_len));
+    CHECK(row.mask_words == size_t(262144 / 32));
+    CHECK(row.params.temperature > 0.0f);
+    CHECK(row.params.repetition_penalty != 1.0f);
+    CHECK(row.params.presence_penalty != 0.0f);
+    CHECK(row.params.num_top_logprobs == 20);
   }
   CHECK(describe(r).find("reserved by a prefill of 8192 tokens, a decode step of 32 sequences") != std::string::npos);
 }
