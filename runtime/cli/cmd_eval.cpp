@@ -6,6 +6,8 @@
 //
 // --logits-out FILE: one line of JSON ({"dtype":"float32","shape":[T,V],...})
 // then T*V little-endian float32 values, row-major.
+#include <cmath>
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <fstream>
@@ -120,10 +122,19 @@ int run_eval(std::span<const std::string> args) {
     std::cout << "greedy:";
     for (std::size_t i = 0; i < result.greedy.size(); ++i) std::cout << (i ? "," : " ") << result.greedy[i];
     std::cout << "\n";
+    const auto vocab = static_cast<std::size_t>(loaded.info().vocab_size);
     if (!o.logits_out.empty()) {
-      const auto vocab = static_cast<std::size_t>(loaded.info().vocab_size);
       write_logits(o.logits_out, result.prompt_logits, o.tokens.size(), vocab);
       std::cout << "logits: " << o.logits_out.string() << " [" << o.tokens.size() << ", " << vocab << "] float32\n";
+    }
+    // A greedy argmax over NaN still prints ids: say so and fail.
+    const auto bad = std::find_if(result.prompt_logits.begin(), result.prompt_logits.end(),
+                                  [](float v) { return !std::isfinite(v); });
+    if (bad != result.prompt_logits.end()) {
+      const auto at = static_cast<std::size_t>(bad - result.prompt_logits.begin());
+      std::fprintf(stderr, "seatrt eval: error: the prompt's logits are not finite (first at position %zu, token %zu)\n",
+                   at / vocab, at % vocab);
+      return 1;
     }
     return 0;
   } catch (const std::exception& e) {

@@ -5,9 +5,13 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <map>
+#include <vector>
 
 #include "fixture_support.hpp"
 #include "seatrt/model/checkpoint.hpp"
+#include "seatrt/model/finite_check.hpp"
+#include "seatrt/model/model_session.hpp"
 #include "seatrt/model/status.hpp"
 
 namespace seatrt::test {
@@ -259,6 +263,81 @@ TEST_CASE("a FIFO or a directory in place of a checkpoint file is refused, never
   std::filesystem::remove(copy.dir() / "config.json");
   std::filesystem::create_directory(copy.dir() / "config.json");
   CHECK_THROWS_WITH(load_all(copy.dir()), Contains("config.json") && Contains("is a directory"));
+}
+
+TEST_CASE("first_non_finite finds exactly the NaN and infinity encodings of each float dtype", "[corrupt]") {
+  const auto scan = [](int32_t dtype, std::vector<unsigned char> bytes) {
+    model::TensorEntry t;
+    t.dtype = dtype;
+    t.data = bytes.data();
+    t.nbytes = bytes.size();
+    return model::first_non_finite(t);
+  };
+  // Little-endian element bytes; the largest finite value of each type is not flagged.
+  CHECK(scan(SEATRT_DTYPE_BF16, {0x7F, 0x7F, 0x80, 0xFF}) == 1);  // 0x7F7F max, 0xFF80 -inf
+  CHECK(scan(SEATRT_DTYPE_BF16, {0x7F, 0x7F, 0xC0, 0x7F}) == 1);  // 0x7FC0 NaN
+  CHECK(scan(SEATRT_DTYPE_BF16, {0x7F, 0x7F, 0x7F, 0xFF}) == -1);
+  CHECK(scan(SEATRT_DTYPE_F16, {0xFF, 0x7B, 0x00, 0x7C}) == 1);  // 0x7BFF max, 0x7C00 inf
+  CHECK(scan(SEATRT_DTYPE_F32, {0xFF, 0xFF, 0x7F, 0x7F, 0x00, 0x00, 0xC0, 0x7F}) == 1);
+  CHECK(scan(SEATRT_DTYPE_F8_E4M3, {0x7E, 0xFE, 0x00, 0xFF}) == 3);  // 0x7E = 448; 0xFF NaN
+  CHECK(scan(SEATRT_DTYPE_F8_E4M3, {0x7E, 0xFE, 0x7F}) == 2);
+  CHECK(scan(SEATRT_DTYPE_U8, {0xFF, 0x7F}) == -1);  // packed codes have no NaN
+  // Every lane of the 8-byte-word test: a buffer of the largest finite value
+  // with one NaN (or infinity) at each position in turn.
+  struct Case {
+    int32_t dtype;
+    std::vector<unsigned char> finite, bad;
+  };
+  for (const Case& c : {Case{SEATRT_DTYPE_BF16, {0x7F, 0x7F}, {0x80, 0xFF}}, Case{SEATRT_DTYPE_F16, {0xFF, 0x7B}, {0x01, 0x7C}},
+                        Case{SEATRT_DTYPE_F32, {0xFF, 0xFF, 0x7F, 0x7F}, {0, 0, 0x80, 0xFF}},
+                        Case{SEATRT_DTYPE_F8_E4M3, {0xFE}, {0x7F}}}) {
+    for (size_t at = 0; at < 40; ++at) {
+      std::vector<unsigned char> bytes;
+      for (size_t i = 0; i < 40; ++i) bytes.insert(bytes.end(), (i == at ? c.bad : c.finite).begin(), (i == at ? c.bad : c.finite).end());
+      INFO("dtype " << c.dtype << " at " << at);
+      CHECK(scan(c.dtype, bytes) == static_cast<int64_t>(at));
+    }
+    std::vector<unsigned char> clean;
+    for (size_t i = 0; i < 40; ++i) clean.insert(clean.end(), c.finite.begin(), c.finite.end());
+    CHECK(scan(c.dtype, clean) == -1);
+  }
+  // A NaN far into a large tensor (past the scan's first chunks).
+  std::vector<unsigned char> big(2 * 100000, 0);
+  big[2 * 77777] = 0xC0;
+  big[2 * 77777 + 1] = 0x7F;
+  CHECK(scan(SEATRT_DTYPE_BF16, big) == 77777);
+}
+
+TEST_CASE("a checkpoint with NaN or infinity in a float tensor is refused at load, naming the tensor", "[corrupt]") {
+  // One tensor of each float dtype the fixture stores, poisoned in turn.
+  std::map<std::string, std::string> first_of;  // dtype -> tensor name
+  {
+    FixtureCopy probe(kFixture);
+    for (const auto& shard : {std::string("model-00001-of-00002.safetensors"), std::string(kShard)}) {
+      const auto raw = read_raw(probe.dir() / shard);
+      for (const auto& [name, spec] : raw.header.items())
+        if (name != "__metadata__") first_of.emplace(spec["dtype"].get<std::string>(), name);
+    }
+  }
+  int poisoned = 0;
+  for (const auto& [dtype, name] : first_of) {
+    const std::vector<unsigned char> nan = dtype == "BF16" ? std::vector<unsigned char>{0xC0, 0x7F}
+                                           : dtype == "F32" ? std::vector<unsigned char>{0, 0, 0xC0, 0x7F}
+                                           : dtype == "F8_E4M3" ? std::vector<unsigned char>{0x7F}
+                                                                : std::vector<unsigned char>{};
+    if (nan.empty()) continue;
+    FixtureCopy copy(kFixture);
+    const auto shard = shard_of(copy.dir(), name);
+    auto raw = read_raw(shard);
+    const auto begin = raw.header[name]["data_offsets"][0].get<size_t>();
+    for (size_t i = 0; i < nan.size(); ++i) raw.data[begin + i] = static_cast<char>(nan[i]);
+    write_raw(shard, raw);
+    INFO(dtype << " " << name);
+    auto session = cpu_session();
+    CHECK_THROWS_WITH(session->load(copy.dir(), 64), Contains(name) && Contains("non-finite") && Contains("element 0"));
+    ++poisoned;
+  }
+  CHECK(poisoned >= 2);  // the fixture has BF16 norms and F8_E4M3 scales at least
 }
 
 }  // namespace

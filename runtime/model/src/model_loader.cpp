@@ -1,5 +1,7 @@
 #include "seatrt/model/model_loader.hpp"
 
+#include "seatrt/model/finite_check.hpp"
+
 #include <cstring>
 
 #include "seatrt/model/status.hpp"
@@ -122,6 +124,7 @@ std::unique_ptr<LoadedModel> ModelLoader::load(std::unique_ptr<PreparedModel> pr
                                                int64_t max_batch_tokens,
                                                const std::string& model_options_toml) const {
   prepared->inspect({});
+  check_finite(prepared->checkpoint());
   prepared->source_->attach_kernels(kernels, context, max_batch_tokens);
   std::unique_ptr<LoadedModel> loaded(new LoadedModel());
   loaded->kernels_ = kernels;
