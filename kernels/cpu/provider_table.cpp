@@ -39,7 +39,7 @@ seatrt_status* create(const char* options_toml, int32_t device_index, seatrt_ker
     }
     const int32_t threads = parse_thread_option(options_toml);
     *out = reinterpret_cast<seatrt_kernel_context*>(new Context(threads));
-    sdk::log(SEATRT_LOG_INFO, "cpu", "kernel context with " + std::to_string(threads) + " threads");
+    sdk::log(SEATRT_LOG_DEBUG, "cpu", "kernel context with " + std::to_string(threads) + " threads");
   });
 }
 

@@ -10,6 +10,7 @@
 #include "seatrt/host/seat_plugins.hpp"
 #include "seatrt/host/smoke.hpp"
 #include "seatrt/host/status.hpp"
+#include "server/seat_loader.hpp"
 
 // The model helper (issue 3) provides this header and function; until then
 // check says the model is not loaded.  Signature:
@@ -90,6 +91,7 @@ void check(const SeatConfig& seat, std::ostream& out) {
                         seat.parsers.reasoning_options_toml, seat.parsers.chat_template_kwargs)
         << "\n";
   report_model(seat, plugins, out);
+  server::check_seat_text(seat, out);
   out << "ok: seat '" << seat.seat.name << "' checks out\n";
 }
 

@@ -62,7 +62,8 @@ void read_server(TableReader& r, ServerSection& s) {
                             "found \"" + *v + "\"");
     s.api_key_env = *v;
   }
-  if (auto v = r.integer("max_queue", 0, kMaxInt)) s.max_queue = *v;
+  // 0 would refuse every request (and the readiness canary) with 429.
+  if (auto v = r.integer("max_queue", 1, kMaxInt)) s.max_queue = *v;
   if (auto v = r.number("drain_timeout_s", 0.0)) s.drain_timeout_s = *v;
   if (auto v = r.number("request_timeout_s", 0.0)) s.request_timeout_s = *v;
   r.reject_unknown_keys();

@@ -1,4 +1,5 @@
 // Typed reading of TOML tables with positions in every message.
+#include <cmath>
 #include <sstream>
 
 #include "seatrt/host/edit_distance.hpp"
@@ -86,6 +87,7 @@ std::optional<double> TableReader::number(const std::string& key, double min_exc
   else wrong_type(key, *n, "a number");
   if (!(v > min_exclusive))  // also refuses NaN
     fail(key, "must be greater than " + std::to_string(min_exclusive));
+  if (!std::isfinite(v)) fail(key, "must be finite");
   return v;
 }
 

@@ -61,6 +61,27 @@ json plugin_json(const char* role, const std::shared_ptr<host::LoadedPlugin>& p)
 
 }  // namespace
 
+SeatTextFiles seat_text_files(const host::SeatConfig& seat) {
+  SeatTextFiles f;
+  f.tokenizer = seat.model.tokenizer ? *seat.model.tokenizer : seat.model.path / "tokenizer.json";
+  const fs::path config = f.tokenizer.parent_path() / "tokenizer_config.json";
+  if (fs::exists(config)) f.tokenizer_config = config.string();
+  f.chat_template = seat.model.chat_template ? *seat.model.chat_template : seat.model.path / "chat_template.jinja";
+  return f;
+}
+
+void check_seat_text(const host::SeatConfig& seat, std::ostream& out) {
+  const SeatTextFiles files = seat_text_files(seat);
+  const auto tokenizer = text::load_hf_tokenizer(files.tokenizer.string(), files.tokenizer_config);
+  out << "tokenizer: " << files.tokenizer.string() << " (" << tokenizer->vocab_size() << " tokens)\n";
+  if (!fs::exists(files.chat_template)) {
+    out << "chat template: none at " << files.chat_template.string() << " (/v1/chat/completions unavailable)\n";
+    return;
+  }
+  (void)text::ChatTemplate::from_files(files.chat_template.string(), files.tokenizer_config);
+  out << "chat template: " << files.chat_template.string() << "\n";
+}
+
 std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
   auto log = host::logger();
   std::unique_ptr<LoadedSeat> out(new LoadedSeat());
@@ -164,11 +185,10 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
   rt.engine = std::make_shared<engine::Engine>(ec, plan, std::move(runner));
 
   // Text boundary.
-  const fs::path tokenizer_path = seat.model.tokenizer ? *seat.model.tokenizer : seat.model.path / "tokenizer.json";
-  const fs::path tokenizer_config = tokenizer_path.parent_path() / "tokenizer_config.json";
-  const std::string config_path = fs::exists(tokenizer_config) ? tokenizer_config.string() : std::string();
-  rt.tokenizer = text::load_hf_tokenizer(tokenizer_path.string(), config_path);
-  const fs::path template_path = seat.model.chat_template ? *seat.model.chat_template : seat.model.path / "chat_template.jinja";
+  const SeatTextFiles files = seat_text_files(seat);
+  const std::string& config_path = files.tokenizer_config;
+  const fs::path& template_path = files.chat_template;
+  rt.tokenizer = text::load_hf_tokenizer(files.tokenizer.string(), config_path);
   if (fs::exists(template_path)) {
     parts.chat_template = std::make_shared<text::ChatTemplate>(text::ChatTemplate::from_files(template_path.string(), config_path));
     auto tmpl = parts.chat_template;

@@ -4,12 +4,31 @@
 // device's free memory, the engine.  Tears down in the reverse order.
 #pragma once
 
+#include <filesystem>
 #include <memory>
+#include <ostream>
+#include <string>
 
 #include "seat_runtime.hpp"
 #include "seatrt/host/seat_config.hpp"
 
 namespace seatrt::server {
+
+// The text files a seat reads: the tokenizer ([model] tokenizer, else the
+// checkpoint's tokenizer.json), tokenizer_config.json beside it ("" when
+// absent) and the chat template ([model] chat_template, else the
+// checkpoint's chat_template.jinja; it may not exist, and then
+// /v1/chat/completions is unavailable).
+struct SeatTextFiles {
+  std::filesystem::path tokenizer;
+  std::string tokenizer_config;
+  std::filesystem::path chat_template;
+};
+SeatTextFiles seat_text_files(const host::SeatConfig& seat);
+
+// Reads and parses the seat's tokenizer and chat template (as load() does),
+// for `seatrt check`; writes one line for each.  Throws naming the file.
+void check_seat_text(const host::SeatConfig& seat, std::ostream& out);
 
 class LoadedSeat {
  public:

@@ -4,8 +4,8 @@ exit (never a crash, i.e. never a signal), exactly one line on stderr, and
 that line names the file, key or plugin at fault."""
 import os
 
-from cli_util import (EXAMPLES, PLUGINS, TEST_PLUGINS, check, finish, seat_text, seatrt, tempdir,
-                      write_seat)
+from cli_util import (EXAMPLES, PLUGINS, TEMPLATE, TEST_PLUGINS, TOKENIZER, check, finish, seat_text, seatrt,
+                      tempdir, write_seat)
 
 
 def expect_error(label, seat_file, *needles, args=()):
@@ -72,6 +72,22 @@ with tempdir() as d:
     fifo = os.path.join(d, "fifo.toml")
     os.mkfifo(fifo)
     expect_error("FIFO seat file", fifo, "fifo.toml", "not a regular file")
+
+    # check reads the tokenizer and the chat template as serve will: a
+    # missing tokenizer, a template with a syntax error or bytes that are not
+    # UTF-8 are found by check, naming the file.
+    f = write_seat(d, "notok.toml", seat_text().replace(TOKENIZER, os.path.join(d, "absent-tokenizer.json")))
+    expect_error("missing tokenizer", f, "absent-tokenizer.json", "does not exist")
+    broken = os.path.join(d, "broken.jinja")
+    with open(broken, "w") as fb:
+        fb.write("{% for m in messages %}{{ m.content }")
+    f = write_seat(d, "tmpl.toml", seat_text().replace(TEMPLATE, broken))
+    expect_error("template syntax error", f, "broken.jinja", "template line")
+    latin = os.path.join(d, "latin1.jinja")
+    with open(latin, "wb") as fb:
+        fb.write(b"\xff\xfe{{ bos_token }}")
+    f = write_seat(d, "latin.toml", seat_text().replace(TEMPLATE, latin))
+    expect_error("template not UTF-8", f, "latin1.jinja", "not valid UTF-8")
 
     # Usage errors exit 2 with the usage text.
     rc, _, err = seatrt("check")

@@ -19,6 +19,8 @@ with tempdir() as d:
     check(" rms_norm=example-cpu" in out and " linear=cpu" in out, "ops by provider: " + out)
     check("tool parser: example-call 0.1.0 (ABI 1.4)" in out, "parser line")
     check("\nmodel: " in out, "model line: " + out)
+    check("tokenizer: " in out and " tokens)" in out, "tokenizer line: " + out)
+    check("chat template: " in out, "chat template line")
     check(out.rstrip().endswith("ok: seat 'test' checks out"), "ok line")
 
     # auto: every provider probed, scores printed, the best one chosen.
@@ -46,19 +48,5 @@ with tempdir() as d:
     check("name: example-cpu  version: 0.1.0  ABI: 1.4" in out, "plugins lists example-cpu")
     check("kinds: kernel provider" in out and "probe: score 1 (" in out, "plugins shows probe")
     check("libtest_other_major.so\n  error: " in out, "plugins lists the unusable ones with the reason")
-
-    # serve: validates, then says the server is not built (until issue 6).
-    model = os.path.join(d, "model")
-    os.mkdir(model)
-    f = write_seat(d, "serve.toml", seat_text(provider="cpu", search_paths=[PLUGINS]) +
-                   '[server]\napi_key_env = "SEATRT_TEST_KEY"\n')
-    rc, out, err = seatrt("serve", f, env={"SEATRT_TEST_KEY": "k"})
-    if "not built yet" in err:  # the stand-in, until the server (issue 6) lands
-        check(rc == 3, f"serve stand-in: exit code {rc}, expected 3")
-        check(err.strip().splitlines()[-1] ==
-              "seatrt serve: the HTTP server is not built yet (issue 6)", "serve line: " + err)
-        rc, out, err = seatrt("serve", f, unset=["SEATRT_TEST_KEY"])
-        check(rc == 1 and "$SEATRT_TEST_KEY" in err and "not set" in err,
-              f"serve without the key: rc {rc}, {err!r}")
 
 finish()

@@ -15,6 +15,8 @@ EXAMPLES = os.environ["SEATRT_EXAMPLES_DIR"]
 PLUGINS = os.path.join(BUILD, "plugins")
 # A real (tiny) checkpoint, so that check's model step has something to read.
 MODEL = os.path.join(SOURCE, "tests", "fixtures", "gemma4-tiny-moe")
+TOKENIZER = os.path.join(SOURCE, "tests", "fixtures", "tokenizer", "tokenizer.json")
+TEMPLATE = os.path.join(SOURCE, "tests", "fixtures", "templates", "gemma4_chat_template.jinja")
 
 failures = []
 
@@ -59,6 +61,8 @@ def seat_text(provider="example-cpu", fallback="cpu", tool="", reasoning="", ext
 name = "test"
 [model]
 path = "{MODEL}"
+tokenizer = "{TOKENIZER}"
+chat_template = "{TEMPLATE}"
 [kernels]
 provider = "{provider}"
 fallback = "{fallback}"

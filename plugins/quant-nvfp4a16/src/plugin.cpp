@@ -8,6 +8,7 @@
 
 #include "nvfp4_config.hpp"
 #include "nvfp4_convert.hpp"
+#include "seatrt/cpp/dtype.hpp"
 #include "seatrt/cpp/plugin.hpp"
 #include "seatrt/seatrt.h"
 
@@ -41,8 +42,10 @@ bool find(const seatrt_model_source* src, const std::string& name, seatrt_checkp
   return false;
 }
 
+// "BF16 [128, 32]": what a tensor is, for messages about what it should be.
 std::string shape_text(const seatrt_checkpoint_tensor& t) {
-  std::string s = "[";
+  const char* dtype = seatrt::sdk::dtype_name(t.dtype);
+  std::string s = std::string(dtype ? dtype : "unknown dtype") + " [";
   for (int i = 0; i < t.ndim; ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);
   return s + "]";
 }

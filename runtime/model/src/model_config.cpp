@@ -24,7 +24,7 @@ json parse_object(const std::filesystem::path& path, const std::string& text) {
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number beyond a double
     throw CheckpointError(path.string() + ": malformed JSON: " + e.what());
   }
   if (!doc.is_object()) throw CheckpointError(path.string() + ": not a JSON object");

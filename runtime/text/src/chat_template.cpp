@@ -1,6 +1,9 @@
 #include "seatrt/text/chat_template.hpp"
 
 #include "named_tokens.hpp"
+#include "utf8.hpp"
+
+#include <stdexcept>
 
 namespace seatrt::text {
 
@@ -48,12 +51,14 @@ ChatTemplate::ChatTemplate(const std::string& source, std::map<std::string, std:
 
 ChatTemplate ChatTemplate::from_files(const std::string& template_path, const std::string& config_path) {
   const std::string source = read_file(template_path);
+  if (!utf8::is_valid(source))
+    throw std::runtime_error(template_path + ": the chat template is not valid UTF-8");
   std::map<std::string, std::string> tokens;
   if (!config_path.empty()) tokens = template_special_tokens(read_file(config_path));
   try {
     return ChatTemplate(source, std::move(tokens));
   } catch (const jinja::TemplateError& e) {  // name the file: the message has only a line
-    throw jinja::TemplateError(e.line(), template_path + ": " + e.message());
+    throw std::runtime_error(template_path + ": " + e.what());
   }
 }
 
