@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unittest
 import urllib.request
 
 from tokenizers import Tokenizer
@@ -281,3 +282,21 @@ class DemoSeat(Seat):
             f.write(seat)
         self.log_path = os.path.join(self.tmp.name, "server.log")
         self.proc = None
+
+
+class SharedSeatTest(unittest.TestCase):
+    """Test cases sharing one running scripted seat (cls.seat, cls.client),
+    which must exit 0 on SIGTERM at the end."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.seat = Seat().start()
+        cls.client = cls.seat.client()
+
+    @classmethod
+    def tearDownClass(cls):
+        code = cls.seat.stop()
+        cls.seat.log.close()
+        if code != 0:
+            print(cls.seat.read_log())
+        assert code == 0, "seatrt serve exited %s after SIGTERM" % code

@@ -9,24 +9,12 @@ Run: python3 test_bad_requests.py (SEATRT_BUILD_DIR names the build tree)."""
 import json
 import unittest
 
-from seat_harness import Seat
+from seat_harness import SharedSeatTest
 
 MODEL = "scripted"
 
 
-class BadRequestsTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.seat = Seat().start()
-
-    @classmethod
-    def tearDownClass(cls):
-        code = cls.seat.stop()
-        cls.seat.log.close()
-        if code != 0:
-            print(cls.seat.read_log())
-        assert code == 0, "seatrt serve exited %s after SIGTERM" % code
-
+class BadRequestsTest(SharedSeatTest):
     def assert_400(self, path, body=None, raw=None, contains=""):
         status, text, _ = self.seat.post(path, body, raw=raw)
         self.assertEqual(status, 400, text)

@@ -9,7 +9,7 @@ import unittest
 
 import openai
 
-from seat_harness import API_KEY, SCRIPTS, Seat, _tok, decode, ids
+from seat_harness import API_KEY, SCRIPTS, SharedSeatTest, _tok, decode, ids
 
 MODEL = "scripted"
 WEATHER_TOOL = {
@@ -23,20 +23,7 @@ WEATHER_TOOL = {
 }
 
 
-class OpenAIApiTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.seat = Seat().start()
-        cls.client = cls.seat.client()
-
-    @classmethod
-    def tearDownClass(cls):
-        code = cls.seat.stop()
-        cls.seat.log.close()
-        if code != 0:
-            print(cls.seat.read_log())
-        assert code == 0, "seatrt serve exited %s after SIGTERM" % code
-
+class OpenAIApiTest(SharedSeatTest):
     def chat(self, content, **kw):
         return self.client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": content}], **kw)
 
