@@ -16,7 +16,9 @@
 #      prefill lengths, the report with each byte limit; SERVE_LIMIT s.
 # Limits (seconds) from the environment: TESTS_LIMIT, CONF_LIMIT, E2E_LIMIT,
 # PROFILE_LIMIT, DECODE_LIMIT, SERVE_LIMIT (0 skips a step); the serve step
-# also takes the rest of run_serve_device.sh's variables.
+# also takes the rest of run_serve_device.sh's variables.  PROFILE_B_OPTIONS
+# (with PROFILE_B_LIMIT) adds a second step profile under other provider
+# options (step 4a).
 set -u
 c=${1:-build-e2e/carry}
 # Every log goes to $work; at the end they are packed into $OUT/logs.tgz
@@ -73,6 +75,17 @@ if [ "${PROFILE_LIMIT:-120}" -gt 0 ]; then
   stamp "4. decode step profile"
   OUT=$work TOTAL_LIMIT=${PROFILE_LIMIT:-120} bash tools/bench/run_profile_device.sh "$c" > "$work/profile.out" 2>&1
   sed -n '/ms\/step\|tok\/s\|eager\|graphs/p' "$work/profile.out" | head -40
+  pack
+fi
+# 4a. The same profile with other provider options (PROFILE_B_OPTIONS, TOML
+# lines, e.g. $'prefill_bf16 = true\nlm_head_gemm = true'), to compare an
+# opt-in kernel path with the default in one call; PROFILE_B_LIMIT seconds.
+if [ -n "${PROFILE_B_OPTIONS:-}" ] && [ "${PROFILE_B_LIMIT:-90}" -gt 0 ]; then
+  stamp "4a. decode step profile with kernel options: ${PROFILE_B_OPTIONS//$'\n'/; }"
+  mkdir -p "$work/profile_b"
+  OUT=$work/profile_b KERNEL_OPTIONS=$PROFILE_B_OPTIONS PREFILL_PROFILE=0 TOTAL_LIMIT=${PROFILE_B_LIMIT:-90} \
+    bash tools/bench/run_profile_device.sh "$c" > "$work/profile_b.out" 2>&1
+  sed -n '/ms\/step\|tok\/s\|eager\|graphs/p' "$work/profile_b.out" | head -40
   pack
 fi
 if [ -x "$c/bin/seatrt-synth-decode" ] && [ "${DECODE_LIMIT:-150}" -gt 0 ]; then
