@@ -154,8 +154,8 @@ WorkspaceReservation reserve_workspace(ModelRunner& runner, const KvPlan& plan, 
     throw fail(("sampling " + std::to_string(r.decode_seqs) + " rows").c_str(), e);
   }
   r.ms = ms_since(t0);
-  const uint64_t after = free_bytes();
-  r.bytes = before > after ? before - after : 0;
+  r.free_after = free_bytes();
+  r.bytes = before > r.free_after ? before - r.free_after : 0;
   return r;
 }
 

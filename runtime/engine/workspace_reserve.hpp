@@ -45,6 +45,7 @@ struct WorkspaceReservation {
   int64_t table_width = 0;     // its block-table width
   bool sampled = false;        // the runner sampled on its device
   uint64_t bytes = 0;          // device memory the steps left allocated
+  uint64_t free_after = 0;     // free_bytes() after them
   double ms = 0;               // wall time of the three steps
 };
 

@@ -134,9 +134,12 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
   const auto max_blocks = static_cast<uint64_t>(max_model_len / seat.cache.block_size + 2);
   mem.staging_bytes = static_cast<uint64_t>(max_batch) * 24 + S * (max_blocks * 8 + 16) +
                       S * static_cast<uint64_t>(info.vocab_size) * 4;
-  size_t free_bytes = 0, total_bytes = 0;
-  host::throw_if_error(kernels->memory_info(parts.context, &free_bytes, &total_bytes), "kernel provider memory_info");
-  mem.free_bytes = free_bytes;
+  const auto device_free = [&] {
+    size_t free_bytes = 0, total_bytes = 0;
+    host::throw_if_error(kernels->memory_info(parts.context, &free_bytes, &total_bytes), "kernel provider memory_info");
+    return static_cast<uint64_t>(free_bytes);
+  };
+  mem.free_bytes = device_free();
   log->info("{}", mem.describe());
   engine::check_memory_plan(mem);
 
@@ -162,19 +165,15 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
     limits.max_model_len = max_model_len;
     limits.table_width = runner->max_blocks();
     limits.vocab_size = info.vocab_size;
-    const auto device_free = [&] {
-      size_t f = 0, t = 0;
-      host::throw_if_error(kernels->memory_info(parts.context, &f, &t), "kernel provider memory_info");
-      return static_cast<uint64_t>(f);
-    };
     const engine::WorkspaceReservation r = engine::reserve_workspace(*runner, plan, limits, device_free);
     mem.provider_workspace_bytes = r.bytes;
-    mem.free_after_reserve_bytes = device_free();
-    log->info("{}", engine::describe(r));
+    mem.free_after_reserve_bytes = r.free_after;
+    const std::string summary = engine::describe(r);
+    log->info("{}", summary);
     log->info("{}", mem.describe());
     reservation = {{"bytes", r.bytes}, {"prefill_tokens", r.prefill_tokens}, {"decode_seqs", r.decode_seqs},
                    {"table_width", r.table_width}, {"sampled_on_device", r.sampled}, {"ms", r.ms},
-                   {"summary", engine::describe(r)}};
+                   {"summary", summary}};
   }
   engine::EngineConfig ec;
   ec.scheduler.max_num_seqs = seat.scheduler.max_num_seqs;
