@@ -17,4 +17,9 @@ for t in seatrt_cuda_tests seatrt_cuda_e2e_tests seatrt-conformance seatrt-step-
          seatrt-bench-ops seatrt-bench-prefill; do
   if [ -x "$b/bin/$t" ]; then strip -o "$out/bin/$t" "$b/bin/$t"; else echo "missing: $b/bin/$t" >&2; fi
 done
+# CUPTI for seatrt-step-profile --timeline (opened at run time; the
+# device's toolkit may keep it off the loader's path): the one this build's
+# headers came from.
+cupti=$(ls /usr/local/cuda/lib64/libcupti.so.13 /usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13 2>/dev/null | head -1)
+if [ -n "$cupti" ]; then cp -L "$cupti" "$out/devlibs/"; else echo "libcupti.so.13 not found: --timeline will look on the device" >&2; fi
 du -sh "$out"

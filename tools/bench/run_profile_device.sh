@@ -12,7 +12,8 @@
 # Bounded: each step under `timeout`, the whole run about TOTAL_LIMIT s.
 # Environment: TOTAL_LIMIT (120), GEN_LIMIT (40), BATCHES (1,16,32),
 # PROMPT_LEN (64), STEPS (64), WARMUP (4), KV (fp8), PREFILL_PROFILE (0: none; P:
-# the per-op table of one P-token prefill), KERNEL_OPTIONS (TOML for the provider); MODEL_DIR (an existing
+# the per-op table of one P-token prefill), TIMELINE (BATCHES: the batch sizes whose graph
+# steps CUPTI traces kernel by kernel; 0: none), KERNEL_OPTIONS (TOML for the provider); MODEL_DIR (an existing
 # checkpoint: no generation, nothing deleted) and PROVIDER (a kernel plugin
 # library) for a dry run elsewhere, e.g. on the CPU with the tiny fixture.
 # Logs and JSON go to $OUT (or /tmp).
@@ -50,7 +51,7 @@ budget=$(( left - 15 ))
 stamp "2. seatrt-step-profile (--seconds $budget, hard limit $left s)"
 timeout "$left" "$c/bin/seatrt-step-profile" "$dir" --provider "$provider" --plugin-dir "$c/plugins" \
   --batches "${BATCHES:-1,16,32}" --prompt-len "${PROMPT_LEN:-64}" --steps "${STEPS:-64}" --warmup "${WARMUP:-4}" \
-  --kv "${KV:-fp8}" --prefill-profile "${PREFILL_PROFILE:-0}" --kernel-options "${KERNEL_OPTIONS:-}" --seconds "$budget" --json "$out/step_profile.json" > "$out/step_profile.log" 2> "$out/step_profile.err"
+  --kv "${KV:-fp8}" --prefill-profile "${PREFILL_PROFILE:-0}" --timeline "${TIMELINE:-${BATCHES:-1,16,32}}" --kernel-options "${KERNEL_OPTIONS:-}" --seconds "$budget" --json "$out/step_profile.json" > "$out/step_profile.log" 2> "$out/step_profile.err"
 rc=$?
 grep -v " info \[" "$out/step_profile.log"
 echo "step-profile exit: $rc"

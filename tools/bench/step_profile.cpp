@@ -17,14 +17,20 @@
 //   seatrt-step-profile MODEL_DIR --provider LIB --plugin-dir DIR
 //       [--batches 1,16,32] [--prompt-len 64] [--steps 64] [--warmup 4]
 //       [--kv auto|fp8|bf16] [--seconds 90] [--profile on|off]
-//       [--prefill-profile P] [--prefill-time P] [--kernel-options TOML]
-//       [--json FILE]
+//       [--prefill-profile P] [--prefill-time P] [--timeline 1,16,32]
+//       [--kernel-options TOML] [--json FILE]
 // --prefill-profile P: the profiled load first runs one prefill of P random
 // tokens (batch 1, one step) and prints its per-op GPU time table.
 // --prefill-time P: before the decode passes, times prefills of P random
 // tokens (batch 1, eager, unprofiled, the plugin's streams as configured):
 // one warm-up, then the median of three.  It answers "which environment
 // prefills faster" in one call; the server benchmark gives the TTFT.
+// --timeline B,...: for each B, decode steps replayed from the graphs
+// (temperature 0.8, as the server runs them) with CUPTI recording every
+// kernel's start and end (cupti_trace.hpp), cut into steps by host
+// timestamps on CUPTI's clock: per step the span, the time no kernel runs,
+// and per kernel what it adds to its stream's end (kernel_timeline.hpp) --
+// where a graph step's time goes, which the eager per-op table cannot say.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -42,9 +48,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cupti_trace.hpp"
 #include "engine/abi_model_runner.hpp"
 #include "engine/batch_builder.hpp"
 #include "engine/kv_manager.hpp"
+#include "kernel_timeline.hpp"
 #include "seatrt/host/status.hpp"
 #include "seatrt/model/model_session.hpp"
 
@@ -65,6 +73,7 @@ struct Options {
   bool profile = true;
   int32_t prefill_profile = 0;  // > 0: also profile one prefill of this many tokens
   int32_t prefill_time = 0;     // > 0: also time prefills of this many tokens (unprofiled)
+  std::vector<int32_t> timeline;  // batch sizes to trace from graphs (--timeline)
   std::string kernel_options;   // TOML text for the provider's create_context
 };
 
@@ -100,6 +109,10 @@ Options parse(int argc, char** argv) {
     else if (a == "--prefill-profile") o.prefill_profile = std::stoi(value());
     else if (a == "--prefill-time") o.prefill_time = std::stoi(value());
     else if (a == "--kernel-options") o.kernel_options = value();
+    else if (a == "--timeline") {
+      const std::string v = value();
+      if (!v.empty() && v != "0") o.timeline = parse_list(v);
+    }
     else if (a == "--profile") {
       const std::string v = value();
       if (v != "on" && v != "off") throw std::runtime_error("--profile: '" + v + "' is not on or off");
@@ -111,8 +124,8 @@ Options parse(int argc, char** argv) {
   if (o.model_dir.empty() || o.provider.empty() || o.plugin_dir.empty())
     throw std::runtime_error("usage: seatrt-step-profile MODEL_DIR --provider LIB --plugin-dir DIR [--batches 1,16,32] "
                              "[--prompt-len P] [--steps N] [--warmup W] [--kv auto|fp8|bf16] [--seconds S] "
-                             "[--profile on|off] [--prefill-profile P] [--prefill-time P] [--kernel-options TOML] "
-                             "[--json FILE]");
+                             "[--profile on|off] [--prefill-profile P] [--prefill-time P] [--timeline B,...] "
+                             "[--kernel-options TOML] [--json FILE]");
   if (o.prompt_len < 2 || o.steps < 1 || o.warmup < 0 || !(o.seconds > 0))
     throw std::runtime_error("--prompt-len must be >= 2, --steps >= 1, --warmup >= 0, --seconds > 0");
   if (o.prefill_profile < 0) throw std::runtime_error("--prefill-profile must be >= 0");
@@ -223,6 +236,12 @@ class Pass {
   // The prompt step's host-clock time (forward + sample, synchronous), ms;
   // 0 when the prompts were fed a token per step.
   double prefill_ms() const { return prefill_ms_; }
+  // From now on each timed step appends its window (before the forward,
+  // after the sample) on `clock` to *windows (--timeline).
+  void record_windows(const seatrt::bench::CuptiTrace* clock, std::vector<seatrt::bench::StepWindow>* windows) {
+    clock_ = clock;
+    windows_ = windows;
+  }
 
   // prompt_by_token: the prompts are fed one token per step (B rows each),
   // so every step of the pass is decode-shaped (the profile pass: each op
@@ -272,6 +291,7 @@ class Pass {
     }
     const eng::StepBatch batch = eng::build_step_batch(plan, plan_.block_size, plan_.full.has_value(), plan_.windowed.has_value());
     const double host_a = ms_since(t0);
+    const uint64_t window_begin = t && windows_ ? clock_->now() : 0;
     const auto t1 = Clock::now();
     runner_->forward(batch, logits_);
     const double fwd = ms_since(t1);
@@ -294,6 +314,7 @@ class Pass {
       for (const auto& r : rows) results_.push_back(eng::sample_on_host(r));
     }
     const double smp = ms_since(t2);
+    if (t && windows_) windows_->push_back({window_begin, clock_->now()});
     const auto t3 = Clock::now();
     for (size_t i = 0; i < seqs_.size(); ++i) {
       if (results_[i].non_finite) throw std::runtime_error("non-finite logits in a decode step");
@@ -323,11 +344,14 @@ class Pass {
   std::vector<eng::SampleResult> results_;
   bool host_sampled_ = false;
   double prefill_ms_ = 0;
+  const seatrt::bench::CuptiTrace* clock_ = nullptr;
+  std::vector<seatrt::bench::StepWindow>* windows_ = nullptr;
 };
 
 int64_t max_batch_tokens(const Options& o) {
-  return std::max<int64_t>({static_cast<int64_t>(*std::max_element(o.batches.begin(), o.batches.end())) * o.prompt_len,
-                            o.prefill_profile, o.prefill_time});
+  int32_t b = *std::max_element(o.batches.begin(), o.batches.end());
+  if (!o.timeline.empty()) b = std::max(b, *std::max_element(o.timeline.begin(), o.timeline.end()));
+  return std::max<int64_t>({static_cast<int64_t>(b) * o.prompt_len, o.prefill_profile, o.prefill_time});
 }
 
 // --prefill-time: prefills of P random tokens at batch 1, eager, as the
@@ -356,6 +380,93 @@ void time_prefill(const seatrt::model::LoadedModel& model, const Options& o, Clo
   report["prefill_time"] = {{"tokens", o.prefill_time}, {"median_ms", med}, {"runs_ms", ms}};
 }
 
+// --timeline: decode steps of B sequences from the graphs (t=0.8), every
+// kernel traced by CUPTI; prints the median step's span and idle time and
+// the kernels by what they add to their stream's end.
+void timeline_pass(const seatrt::model::LoadedModel& model, const Options& o, int32_t b,
+                   seatrt::bench::CuptiTrace& trace, Clock::time_point deadline, nlohmann::json& report) {
+  std::vector<seatrt::bench::StepWindow> windows;
+  uint64_t dropped = 0;
+  std::vector<seatrt::bench::KernelRecord> records;
+  int32_t replays = 0;
+  {
+    // Tracing on before the pass captures its graphs (see cupti_trace.hpp).
+    trace.start();
+    Pass pass(model, o, b, /*graphs=*/true, 0.8f);
+    pass.record_windows(&trace, &windows);
+    int32_t done = 0;
+    try {
+      pass.run(deadline, &done);
+    } catch (...) {
+      trace.stop(&dropped);
+      throw;
+    }
+    records = trace.stop(&dropped);
+    replays = static_cast<int32_t>(pass.graph_replays());
+  }
+  const auto r = seatrt::bench::analyze_timeline(std::move(records), windows);
+  if (r.steps.empty()) {
+    std::printf("\ntimeline B=%d: no kernel records in the %zu step windows (%llu dropped)\n", b, windows.size(),
+                static_cast<unsigned long long>(dropped));
+    return;
+  }
+  const auto& m = r.steps[static_cast<size_t>(r.median_step)];
+  std::vector<double> spans, idles;
+  for (const auto& s : r.steps) spans.push_back(s.span_us), idles.push_back(s.idle_us);
+  std::printf("\ntimeline B=%d (graphs, t=0.8, %zu traced steps, %d graph replays, CUPTI; %llu records dropped):\n"
+              "  median step: span %.1f us, %d kernels on %d streams, busy %.1f us, idle (no kernel running) %.1f us, "
+              "sum of kernel durations %.1f us; over the steps: span median %.1f, idle median %.1f us\n",
+              b, r.steps.size(), replays, static_cast<unsigned long long>(dropped), m.span_us, m.kernels, m.streams,
+              m.busy_us, m.idle_us, m.duration_sum_us, median(spans), median(idles));
+  std::printf("  %-60s %7s %9s %10s %6s %9s\n", "kernel", "calls", "mean us", "adds us", "share", "gap us");
+  nlohmann::json rows = nlohmann::json::array();
+  double adds_total = 0;
+  for (const auto& k : r.by_name) adds_total += k.adds_us_per_step;
+  for (const auto& k : r.by_name) {
+    std::printf("  %-60.60s %7.2f %9.2f %10.2f %5.1f%% %9.2f\n", k.name.c_str(), k.calls_per_step, k.mean_duration_us,
+                k.adds_us_per_step, 100.0 * k.adds_us_per_step / adds_total, k.mean_gap_us);
+    rows.push_back({{"kernel", k.name}, {"calls_per_step", k.calls_per_step}, {"mean_us", k.mean_duration_us},
+                    {"adds_us_per_step", k.adds_us_per_step}, {"mean_gap_us", k.mean_gap_us}});
+  }
+  std::printf("  (adds: the kernel's end minus the previous end on its stream, per step; gap: its start minus that "
+              "end, < 0 when it started early under PDL; adds summed over all streams exceed the span where two "
+              "streams overlap)\n");
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const auto& k : r.median_kernels)
+    kernels.push_back({{"kernel", k.name}, {"stream", k.stream}, {"start_us", static_cast<double>(k.start_ns) / 1000.0},
+                       {"end_us", static_cast<double>(k.end_ns) / 1000.0}});
+  report["timeline"][std::to_string(b)] = {{"steps", r.steps.size()}, {"span_us", spans}, {"idle_us", idles},
+                                          {"median_step", {{"span_us", m.span_us}, {"busy_us", m.busy_us},
+                                                           {"idle_us", m.idle_us}, {"kernels", kernels}}},
+                                          {"by_kernel", rows}, {"dropped", dropped}};
+}
+
+void timelines(const seatrt::model::LoadedModel& model, const Options& o, Clock::time_point deadline,
+               nlohmann::json& report) {
+  const auto skip = [&](const std::string& why) {
+    std::printf("\n--timeline skipped: %s\n", why.c_str());
+    report["timeline_skipped"] = why;
+  };
+  if (model.kernels()->device_kind != SEATRT_DEVICE_CUDA) return skip("the provider's kernels are not CUDA kernels");
+  std::string why;
+  auto trace = seatrt::bench::CuptiTrace::open(&why);
+  if (!trace) return skip(why);
+  for (int32_t b : o.timeline) {
+    if (Clock::now() >= deadline) {
+      std::printf("(--seconds reached: remaining timelines skipped)\n");
+      return;
+    }
+    try {
+      timeline_pass(model, o, b, *trace, deadline, report);
+    } catch (const std::exception& e) {
+      // A CUPTI call that fails (no driver, a profiler already attached)
+      // ends the timelines, not the run.
+      return skip(std::string("B=") + std::to_string(b) + ": " + e.what());
+    }
+    std::fflush(stdout);
+  }
+}
+
 // Timed passes: every B, mode and sampler.  Returns the eager forward +
 // sample medians per B (temperature 0.8), which the profile summary
 // compares against.
@@ -371,16 +482,22 @@ std::map<int32_t, double> timed_passes(const Options& o, Clock::time_point deadl
   std::printf("%5s %-7s %-8s %4s %6s %9s %9s %9s %9s %10s %8s  %s\n", "B", "mode", "sampler", "kv", "steps", "total",
               "forward", "sample", "host", "mean total", "tok/s", "notes");
   std::map<int32_t, double> eager_forward;
+  // The timelines get a sixth of the time left (they come after the
+  // passes, which can use the rest).
+  const auto passes_deadline =
+      o.timeline.empty() ? deadline : Clock::now() + (deadline - Clock::now()) * 5 / 6;
+  bool out_of_time = false;
   for (int32_t b : o.batches) {
     for (bool graphs : {false, true}) {
       for (float temperature : {0.8f, 0.0f}) {
-        if (Clock::now() >= deadline) {
-          std::printf("(--seconds reached: remaining passes skipped)\n");
-          return eager_forward;
+        if (out_of_time || Clock::now() >= passes_deadline) {
+          if (!out_of_time) std::printf("(--seconds reached: remaining passes skipped)\n");
+          out_of_time = true;
+          continue;
         }
         Pass pass(*session.model, o, b, graphs, temperature);
         int32_t done = 0;
-        const PhaseTimes t = pass.run(deadline, &done);
+        const PhaseTimes t = pass.run(passes_deadline, &done);
         const char* mode = graphs ? "graphs" : "eager";
         const char* sampler = temperature > 0 ? "t=0.8" : "greedy";
         std::string notes;
@@ -401,6 +518,7 @@ std::map<int32_t, double> timed_passes(const Options& o, Clock::time_point deadl
       }
     }
   }
+  if (!o.timeline.empty()) timelines(*session.model, o, deadline, report);
   return eager_forward;
 }
 
