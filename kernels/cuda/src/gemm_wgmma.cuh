@@ -254,6 +254,14 @@ __global__ void __launch_bounds__(wg::kThreads, 1) gemm_wgmma_kernel(TcParams p)
   // First output column of the block (GLU: 128 outputs, each a gate and an up row).
   const int64_t n0 = int64_t(blockIdx.x) * (kGlu ? kBN / 2 : kBN);
   for (int r = t; r < kBM; r += kThreads) arows[r] = tc_a_row(p, job, r);
+  // A warpgroup whose 64 rows are all past the tile's skips its wgmma, as in
+  // gemm_wgmma_wide.cuh: at prompts of a few hundred tokens the experts
+  // average a few rows each, so a MoE tile's second half is empty and its
+  // MMA work was half the GEMM's (the decode is shared and stays).  The test
+  // is made warp-uniform through a shuffle (ptxas serializes wgmma under a
+  // branch it cannot prove uniform); the plain linear has no test.
+  const bool wg_rows =
+      kMode == int(TcMode::Linear) || __shfl_sync(0xffffffffu, int(wgi * 64 < job.rows), 0) != 0;
 
   WgUnits<kUnits, kThreads> units;
   units.init<kGlu>(p, job, n0, t);
@@ -318,22 +326,24 @@ __global__ void __launch_bounds__(wg::kThreads, 1) gemm_wgmma_kernel(TcParams p)
     __syncthreads();              // ... of every thread; step s-1's wgmma are done (waited below)
     const uint32_t a_tile = sa + (s % kStages) * kATile + wgi * 64 * 128;
     const uint32_t b_tile = sb + (s & 1) * kBTile;
-    wgmma_fence();
+    if (wg_rows) {
+      wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < kBK / 16; ++ks) wgmma_m64n256k16(acc, desc(a_tile + ks * 32), desc(b_tile + ks * 32));
-    wgmma_commit();
+      for (int ks = 0; ks < kBK / 16; ++ks) wgmma_m64n256k16(acc, desc(a_tile + ks * 32), desc(b_tile + ks * 32));
+      wgmma_commit();
+    }
     // While the tensor cores run: the next step's weights and a later step's copies.
     if (s + 1 < nk) decode(s + 1, sc);
     if (s + kStages - 1 < nk) issue(s + kStages - 1);
     mma::cp_commit();
     if (s + 2 < nk) load_scales(s + 2, sc);
-    wgmma_wait0();
+    wgmma_wait0();  // a no-op with nothing committed; unconditional so ptxas sees every path wait
 #pragma unroll
     for (int i = 0; i < 128; ++i) fence_reg(acc[i]);
   }
   mma::cp_wait<0>();
 
-  wg_store<kMode>(p, job, n0, acc, wgi, warp, lane, mma_fp4::kScaleDown);
+  if (wg_rows) wg_store<kMode>(p, job, n0, acc, wgi, warp, lane, mma_fp4::kScaleDown);
 }
 
 }  // namespace
