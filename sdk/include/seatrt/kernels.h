@@ -440,6 +440,44 @@ typedef struct seatrt_add_rms_norm_pair_args {
   seatrt_tensor* out;                /* [rows, N] or NULL (skip the last norm) */
 } seatrt_add_rms_norm_pair_args;
 
+/* ------------------------------------------- a MoE layer's router (ABI 1.5) */
+
+/* A MoE layer's router and its experts' input from one read of the
+ * residual, in one operation.  Per row t of x, in fp32:
+ *   logits[t]          = (rmsnorm(x[t]) * router_norm_weight) * router^T
+ *   ids[t], weights[t] = router_topk(logits[t], top_k, renormalize,
+ *                                    per_expert_scale)
+ *   expert_in[t]       = rmsnorm(x[t]) * expert_norm_weight
+ *                                            (only when expert_in != NULL)
+ * with rmsnorm, linear and router_topk as those operations compute them
+ * (the sequence: rms_norm_multi of x with the two gains, linear,
+ * router_topk), except for the order of fp32 rounding in the logits: a
+ * provider may multiply the product by the norm's 1/rms instead of the
+ * input, so a logit may differ from the sequence's by a few ulps, and where
+ * two logits are that close so may the choice between them.  The logits are
+ * written only when `logits` is non-NULL (the operation needs no logits
+ * buffer of the caller's).  x [T, H] (an activation dtype); the gains [H] or
+ * NULL (no gain); router: a linear weight [E, H] in any format the
+ * provider's linear takes; top_k 1..min(64, E); ids I32 [T, k] in
+ * descending weight order; weights F32 [T, k]; expert_in [T, H]; logits
+ * [T, E].  Aliasing: no output may alias x or another output.  Tensors are
+ * read/written during the call (on `stream`); nothing is kept. */
+typedef struct seatrt_route_args {
+  uint32_t struct_size;
+  float eps;                                /* finite and >= 0 */
+  const seatrt_tensor* x;                   /* [T, H] */
+  const seatrt_tensor* router_norm_weight;  /* [H] or NULL */
+  const seatrt_linear_weight* router;       /* [E, H] */
+  int32_t top_k;
+  int32_t renormalize;                      /* bool */
+  const seatrt_tensor* per_expert_scale;    /* [E] or NULL */
+  const seatrt_tensor* expert_norm_weight;  /* [H] or NULL; ignored when expert_in is NULL */
+  seatrt_tensor* expert_in;                 /* [T, H] or NULL */
+  seatrt_tensor* logits;                    /* [T, E] or NULL */
+  seatrt_tensor* ids;                       /* I32 [T, k] */
+  seatrt_tensor* weights;                   /* F32 [T, k] */
+} seatrt_route_args;
+
 /* ------------------------------------------------------------ the table */
 
 typedef struct seatrt_kernel_probe {
@@ -563,6 +601,12 @@ typedef struct seatrt_kernel_api {
    * lifetime as for every operation. */
   seatrt_status* (*qkv_norm_rope_store)(seatrt_kernel_context*, seatrt_stream, const seatrt_qkv_norm_rope_store_args*);
   seatrt_status* (*add_rms_norm_pair)(seatrt_kernel_context*, seatrt_stream, const seatrt_add_rms_norm_pair_args*);
+
+  /* ---- ABI 1.5: a MoE layer's router (its input norms, the router Linear
+   * and top-k) in one operation.  Absent in older tables, and may be NULL:
+   * a caller then runs the sequence its args comment spells out.
+   * Threading, ownership and lifetime as for every operation. */
+  seatrt_status* (*route)(seatrt_kernel_context*, seatrt_stream, const seatrt_route_args*);
 } seatrt_kernel_api;
 
 #ifdef __cplusplus
