@@ -4,7 +4,7 @@ exit (never a crash, i.e. never a signal), exactly one line on stderr, and
 that line names the file, key or plugin at fault."""
 import os
 
-from cli_util import (EXAMPLES, PLUGINS, TEMPLATE, TEST_PLUGINS, TOKENIZER, check, finish, seat_text, seatrt,
+from cli_util import (ABI, EXAMPLES, PLUGINS, TEMPLATE, TEST_PLUGINS, TOKENIZER, check, finish, seat_text, seatrt,
                       tempdir, write_seat)
 
 
@@ -41,7 +41,7 @@ with tempdir() as d:
     expect_error("no entry symbol", f, "libbroken_no_entry.so", "lacks the entry symbol seatrt_plugin_init")
     # Another ABI major, naming both versions.
     f = write_seat(d, "major.toml", seat_text(tool="libtest_other_major.so", search_paths=paths))
-    expect_error("other ABI major", f, "libtest_other_major.so", "ABI 2.0", "ABI 1.4")
+    expect_error("other ABI major", f, "libtest_other_major.so", "ABI 2.0", ABI)
     # initialize() fails: the plugin's own message.
     f = write_seat(d, "initfail.toml", seat_text(tool="test-init-fails", search_paths=paths))
     expect_error("init fails", f, "test-init-fails", "the licence file /etc/nowhere.lic is missing")

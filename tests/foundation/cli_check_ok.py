@@ -5,7 +5,7 @@ provider), JSON logging, `seatrt plugins`, and the `serve` stand-in."""
 import json
 import os
 
-from cli_util import (EXAMPLES, PLUGINS, TEST_PLUGINS, check, finish, seat_text, seatrt,
+from cli_util import (ABI, EXAMPLES, PLUGINS, TEST_PLUGINS, check, finish, seat_text, seatrt,
                       tempdir, write_seat)
 
 with tempdir() as d:
@@ -13,11 +13,11 @@ with tempdir() as d:
     f = write_seat(d, "named.toml", seat_text(provider="example-cpu", tool="example-call"))
     rc, out, err = seatrt("check", f)
     check(rc == 0, f"check named: rc {rc}, stderr {err!r}")
-    check("kernel provider: example-cpu 0.1.0 (ABI 1.4) " in out, "provider line: " + out)
+    check(f"kernel provider: example-cpu 0.1.0 ({ABI}) " in out, "provider line: " + out)
     check("libseatrt_example_kernels.so" in out, "provider file shown")
     check("kernel fallback: cpu " in out, "fallback line")
     check(" rms_norm=example-cpu" in out and " linear=cpu" in out, "ops by provider: " + out)
-    check("tool parser: example-call 0.1.0 (ABI 1.4)" in out, "parser line")
+    check(f"tool parser: example-call 0.1.0 ({ABI})" in out, "parser line")
     check("\nmodel: " in out, "model line: " + out)
     check("tokenizer: " in out and " tokens)" in out, "tokenizer line: " + out)
     check("chat template: " in out, "chat template line")
@@ -45,7 +45,7 @@ with tempdir() as d:
     # seatrt plugins: file, kinds, name, version, ABI, probe score.
     rc, out, err = seatrt("plugins", "--path", EXAMPLES, "--path", TEST_PLUGINS)
     check(rc == 0, f"plugins: rc {rc}, {err!r}")
-    check("name: example-cpu  version: 0.1.0  ABI: 1.4" in out, "plugins lists example-cpu")
+    check(f"name: example-cpu  version: 0.1.0  ABI: {ABI[4:]}" in out, "plugins lists example-cpu")
     check("kinds: kernel provider" in out and "probe: score 1 (" in out, "plugins shows probe")
     check("libtest_other_major.so\n  error: " in out, "plugins lists the unusable ones with the reason")
 

@@ -18,6 +18,19 @@ MODEL = os.path.join(SOURCE, "tests", "fixtures", "gemma4-tiny-moe")
 TOKENIZER = os.path.join(SOURCE, "tests", "fixtures", "tokenizer", "tokenizer.json")
 TEMPLATE = os.path.join(SOURCE, "tests", "fixtures", "templates", "gemma4_chat_template.jinja")
 
+
+def _abi_version():
+    # The version the host and the examples are built with, as `seatrt
+    # check` prints it ("ABI 1.5"): read from the SDK header, so a minor
+    # release does not need these tests edited.
+    text = open(os.path.join(SOURCE, "sdk", "include", "seatrt", "abi.h")).read()
+    major = text.split("#define SEATRT_ABI_MAJOR ")[1].split()[0]
+    minor = text.split("#define SEATRT_ABI_MINOR ")[1].split()[0]
+    return f"ABI {major}.{minor}"
+
+
+ABI = _abi_version()
+
 failures = []
 
 

@@ -8,7 +8,7 @@ import os
 import shutil
 import subprocess
 
-from cli_util import BUILD, PLUGINS, SOURCE, check, finish, seat_text, seatrt, tempdir, write_seat
+from cli_util import ABI, BUILD, PLUGINS, SOURCE, check, finish, seat_text, seatrt, tempdir, write_seat
 
 CMAKE = os.environ["CMAKE_COMMAND"]
 GENERATOR = os.environ.get("CMAKE_GENERATOR", "Ninja")
@@ -55,7 +55,7 @@ with tempdir() as d:
                                                 search_paths=[plugins, PLUGINS]))
     rc, out, err = seatrt("check", seat)
     check(rc == 0, f"check with out-of-tree plugins: rc {rc} {err!r}")
-    check(f"kernel provider: example-cpu 0.1.0 (ABI 1.4) {plugins}/" in out, "provider from the prefix build")
-    check(f"tool parser: example-call 0.1.0 (ABI 1.4) {plugins}/" in out, "parser from the prefix build")
+    check(f"kernel provider: example-cpu 0.1.0 ({ABI}) {plugins}/" in out, "provider from the prefix build")
+    check(f"tool parser: example-call 0.1.0 ({ABI}) {plugins}/" in out, "parser from the prefix build")
     check("tool_call[0]=get_weather(" in out, "the out-of-tree parser ran")
 finish()
