@@ -157,13 +157,15 @@ TEST_CASE("gemma4 fixtures match the HF reference through the unfused sequences"
 
 // Through the ABI 1.4 add_rms_norm_pair, which the plugin takes by default
 // only for forwards of more than 64 tokens (the fixtures' prompts are
-// shorter: SEATRT_GEMMA4_FUSED=pair forces it), and without
+// shorter: SEATRT_GEMMA4_FUSED=pair forces it), without the ABI 1.5 route
+// (=1.4: the router's norms, Linear and top-k as three calls), and without
 // qkv_norm_rope_store (=1.3: the 1.1-1.3 operations only).
-TEST_CASE("gemma4 MoE fixture matches the HF reference with add_rms_norm_pair and without the 1.4 ops", "[parity]") {
+TEST_CASE("gemma4 MoE fixture matches the HF reference with add_rms_norm_pair and without the 1.4/1.5 ops",
+          "[parity]") {
   struct Unset {
     ~Unset() { unsetenv("SEATRT_GEMMA4_FUSED"); }
   } unset;
-  for (const char* setting : {"pair", "1.3"}) {
+  for (const char* setting : {"pair", "1.4", "1.3"}) {
     INFO("SEATRT_GEMMA4_FUSED=" << setting);
     setenv("SEATRT_GEMMA4_FUSED", setting, 1);
     check_fixture("gemma4-tiny-moe");

@@ -25,22 +25,40 @@ void use_device(seatrt_kernel_context* ctx) {
   check(cudaSetDevice(ctx->device), "cudaSetDevice");
 }
 
-void* scratch(seatrt_kernel_context* ctx, seatrt_stream stream, size_t bytes) {
-  std::lock_guard<std::mutex> lock(ctx->mutex);
-  auto& s = ctx->scratch[stream];
-  if (s.bytes >= bytes) return s.ptr;
+namespace {
+
+// Grows `s` (under ctx->mutex) to at least `bytes`; `what` names it in errors.
+void grow(seatrt_kernel_context::Scratch& s, seatrt_stream stream, size_t bytes, const char* what) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   check(cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &capture), "cudaStreamIsCapturing");
   if (capture != cudaStreamCaptureStatusNone)
-    throw sdk::Error(SEATRT_ERR_UNAVAILABLE,
-                     "cuda: scratch memory must grow while a graph is being captured; run the same "
-                     "shapes once before capturing");
+    throw sdk::Error(SEATRT_ERR_UNAVAILABLE, std::string("cuda: ") + what +
+                                                 " memory must grow while a graph is being captured; run the "
+                                                 "same shapes once before capturing");
   if (s.ptr) s.retired.push_back(s.ptr);  // see Scratch::retired
   s.ptr = nullptr;
   s.bytes = 0;
   const size_t grown = bytes + bytes / 4;
-  check(cudaMalloc(&s.ptr, grown), "cudaMalloc scratch of " + std::to_string(grown) + " bytes");
+  check(cudaMalloc(&s.ptr, grown), std::string("cudaMalloc ") + what + " of " + std::to_string(grown) + " bytes");
   s.bytes = grown;
+}
+
+}  // namespace
+
+void* scratch(seatrt_kernel_context* ctx, seatrt_stream stream, size_t bytes) {
+  std::lock_guard<std::mutex> lock(ctx->mutex);
+  auto& s = ctx->scratch[stream];
+  if (s.bytes < bytes) grow(s, stream, bytes, "scratch");
+  return s.ptr;
+}
+
+void* route_buffer(seatrt_kernel_context* ctx, seatrt_stream stream, size_t bytes) {
+  std::lock_guard<std::mutex> lock(ctx->mutex);
+  auto& s = ctx->route[stream];
+  if (s.bytes >= bytes) return s.ptr;
+  grow(s, stream, bytes < 256 ? 256 : bytes, "route buffer");
+  // In stream order before the launch that reads it.
+  check(cudaMemsetAsync(s.ptr, 0, 256, static_cast<cudaStream_t>(stream)), "cudaMemsetAsync (route counter)");
   return s.ptr;
 }
 
@@ -63,6 +81,11 @@ void release_context_memory(seatrt_kernel_context* ctx) {
     for (void* p : s.retired) cudaFree(p);
   }
   ctx->scratch.clear();
+  for (auto& [stream, s] : ctx->route) {
+    if (s.ptr) cudaFree(s.ptr);
+    for (void* p : s.retired) cudaFree(p);
+  }
+  ctx->route.clear();
   for (auto& [key, t] : ctx->moe_tables)
     if (t.device) cudaFree(t.device);
   ctx->moe_tables.clear();

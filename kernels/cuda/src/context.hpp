@@ -43,6 +43,10 @@ struct seatrt_kernel_context {
     std::vector<void*> retired;
   };
   std::map<void*, Scratch> scratch;
+  // The route operation's own buffer per stream (its arrival counter and
+  // temporaries: ops_route.cpp), apart from `scratch`, which the ops it
+  // calls reuse.
+  std::map<void*, Scratch> route;
   // MoE weight tables, keyed by the three host arrays; `host` is the copy
   // uploaded, compared on each use so changed arrays are re-uploaded.
   struct MoeTable {
@@ -79,6 +83,12 @@ void use_device(seatrt_kernel_context* ctx);
 // Scratch memory of at least `bytes` for `stream`.  Growing synchronises the
 // stream first; it is refused while the stream is being captured.
 void* scratch(seatrt_kernel_context* ctx, seatrt_stream stream, size_t bytes);
+
+// The route operation's buffer of at least `bytes` for `stream`, its first
+// 256 bytes zero when (re)allocated (the fused kernel's arrival counter,
+// which each launch leaves zero).  Growing synchronises and is refused while
+// the stream is being captured, as scratch.
+void* route_buffer(seatrt_kernel_context* ctx, seatrt_stream stream, size_t bytes);
 
 // Pinned host memory of at least `bytes` (the caller holds it until its
 // synchronous use ends; sample is synchronous).

@@ -4,22 +4,13 @@
 // 256 experts and top-8..32 (the model: 128, top-8), else one block per row.
 #include "device_common.cuh"
 #include "pdl.cuh"
+#include "router_topk.cuh"
 
 namespace seatrt::cuda {
 namespace {
 
 constexpr int kThreads = 256;
 constexpr int kMaxExperts = 1024;
-
-// Warp-wide arg-max over (value, index) with ties to the lower index; every
-// lane gets the result.
-__device__ __forceinline__ void warp_argmax(float& v, int& idx) {
-  for (int o = 16; o > 0; o >>= 1) {
-    const float ov = __shfl_xor_sync(0xffffffffu, v, o);
-    const int oi = __shfl_xor_sync(0xffffffffu, idx, o);
-    if (ov > v || (ov == v && oi < idx)) { v = ov; idx = oi; }
-  }
-}
 
 // Block-wide arg-max over (value, index) with ties to the lower index.
 __device__ void block_argmax(float& v, int& idx, float* sv, int* si) {
@@ -83,80 +74,13 @@ __global__ void router_kernel(Mat logits, int32_t top_k, bool renormalize, const
   }
 }
 
-constexpr int kWarpExperts = 256;  // experts per row the one-warp kernel takes (8 per lane)
-constexpr int kWarpTopK = 32;
-
-// One warp per row (E <= 256, top_k <= 32), the probabilities in registers
-// (expert lane + 32 i in p[i]) and no barrier: the block kernel's ~30
-// barriers were its whole cost at decode (ncu, 2026-12-01: ~9 µs for one
-// row).  The same math: softmax in fp32 (max, exp, sum, divide), top-k
-// rounds with ties to the lower id, the chosen total summed in round order.
+// One warp per row (E <= kWarpExperts, top_k <= kWarpTopK): router_topk.cuh.
 __global__ void router_warp_kernel(Mat logits, int32_t top_k, bool renormalize, const void* pes,
                                    int32_t pes_dtype, int32_t* ids, float* weights) {
   pdl_enter();  // before any global access (pdl.cuh)
-  constexpr int kPer = kWarpExperts / 32;
-  const int lane = static_cast<int>(threadIdx.x);
   const int64_t r = blockIdx.x;
-  const int E = static_cast<int>(logits.cols);
-  float p[kPer], scale[kPer];
-  float mx = -INFINITY;
-#pragma unroll
-  for (int i = 0; i < kPer; ++i) {
-    const int e = lane + 32 * i;
-    p[i] = e < E ? mat_load(logits, r, e) : -INFINITY;
-    mx = fmaxf(mx, p[i]);
-  }
-  // The per-expert scales with the logits (a load of the chosen one after
-  // the rounds would add a memory latency to the row's chain); lane j takes
-  // its chosen expert's from the lane holding it.
-#pragma unroll
-  for (int i = 0; i < kPer; ++i) {
-    const int e = lane + 32 * i;
-    scale[i] = pes && e < E ? load_as_float(pes, pes_dtype, e) : 1.0f;
-  }
-  for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-  float sum = 0.0f;
-#pragma unroll
-  for (int i = 0; i < kPer; ++i) {
-    if (lane + 32 * i < E) {
-      p[i] = expf(p[i] - mx);
-      sum += p[i];
-    }
-  }
-  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-#pragma unroll
-  for (int i = 0; i < kPer; ++i)
-    if (lane + 32 * i < E) p[i] /= sum;
-  float total = 0.0f, mine = 0.0f;
-  int mine_id = 0;
-  for (int j = 0; j < top_k; ++j) {
-    float v = -INFINITY;
-    int idx = 0x7fffffff;
-#pragma unroll
-    for (int i = 0; i < kPer; ++i) {
-      const int e = lane + 32 * i;
-      if (e < E && (p[i] > v || (p[i] == v && e < idx))) { v = p[i]; idx = e; }
-    }
-    warp_argmax(v, idx);
-#pragma unroll
-    for (int i = 0; i < kPer; ++i)
-      if (lane + 32 * i == idx) p[i] = -INFINITY;  // excluded from the next rounds
-    if (lane == j) { mine = v; mine_id = idx; }
-    total += v;
-  }
-  float chosen_scale = 1.0f;
-#pragma unroll
-  for (int i = 0; i < kPer; ++i) {
-    const float s = __shfl_sync(0xffffffffu, scale[i], mine_id & 31);
-    if ((mine_id >> 5) == i) chosen_scale = s;
-  }
-  if (lane < top_k) {
-    float w = mine;
-    if (renormalize) w = total > 0.0f ? w / total : 0.0f;
-    if (pes) w *= chosen_scale;
-    ids[r * top_k + lane] = mine_id;
-    weights[r * top_k + lane] = w;
-  }
+  warp_topk_row([&](int e) { return mat_load(logits, r, e); }, static_cast<int>(logits.cols), top_k, renormalize,
+                pes, pes_dtype, ids + r * top_k, weights + r * top_k);
 }
 
 __global__ void row_stats_kernel(const float* logits, int64_t vocab, int64_t row_stride, RowStats* out) {

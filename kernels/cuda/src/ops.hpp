@@ -56,6 +56,9 @@ void linear_multi(seatrt_kernel_context*, seatrt_stream, const seatrt_linear_mul
 void linear_glu(seatrt_kernel_context*, seatrt_stream, const seatrt_linear_glu_args*);
 void rms_norm_multi(seatrt_kernel_context*, seatrt_stream, const seatrt_rms_norm_multi_args*);
 
+// ops_route.cpp (ABI 1.5)
+void route(seatrt_kernel_context*, seatrt_stream, const seatrt_route_args*);
+
 // sample.cpp
 void sample(seatrt_kernel_context*, seatrt_stream, const seatrt_sample_args*);
 

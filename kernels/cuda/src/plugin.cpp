@@ -107,6 +107,7 @@ SEATRT_CUDA_OP(linear_glu, seatrt_linear_glu_args)
 SEATRT_CUDA_OP(rms_norm_multi, seatrt_rms_norm_multi_args)
 SEATRT_CUDA_OP(qkv_norm_rope_store, seatrt_qkv_norm_rope_store_args)
 SEATRT_CUDA_OP(add_rms_norm_pair, seatrt_add_rms_norm_pair_args)
+SEATRT_CUDA_OP(route, seatrt_route_args)
 #undef SEATRT_CUDA_OP
 
 seatrt_status* graph_begin(seatrt_kernel_context* ctx, seatrt_stream s) {
@@ -165,6 +166,7 @@ seatrt_kernel_api make_table() {
   t.rms_norm_multi = rms_norm_multi;
   t.qkv_norm_rope_store = qkv_norm_rope_store;
   t.add_rms_norm_pair = add_rms_norm_pair;
+  t.route = route;  // ABI 1.5
   return t;
 }
 

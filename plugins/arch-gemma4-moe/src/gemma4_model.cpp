@@ -273,7 +273,10 @@ seatrt_tensor Model::fold_router_scale(const seatrt_tensor& router_scale) {
 //   an ABI 1.4 provider: 14 -- q/k/v's norms, RoPE and the KV store one
 //   qkv_norm_rope_store; 12 in prefill-sized forwards (kernel_ops.hpp says
 //   when), where the feed-forward end (both branches' norms, their sum's, the
-//   residual add and the next norm) is one add_rms_norm_pair.
+//   residual add and the next norm) is one add_rms_norm_pair;
+//   an ABI 1.5 provider: 12 (10 in prefill) -- the router's and the
+//   experts' input norms, the router Linear and top-k one route call, on
+//   the experts' branch, the longer of the two.
 void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
   const int64_t t = b.num_tokens;
   if (t <= 0 || t > max_tokens_)
@@ -397,11 +400,17 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
       seatrt_tensor ids = view(ws_.router_ids, SEATRT_DTYPE_I32, {t, k}, dk);
       seatrt_tensor weights = f32(ws_.router_weights, {t, k});
       seatrt_tensor ein = f32(ws_.expert_in, {t, hs}), eout = f32(ws_.expert_out, {t, hs});
-      const seatrt_tensor* norm_w[2] = {&w.router_input_weight, &w.pre_ff_norm_2};
-      seatrt_tensor* norm_out[2] = {&r, &ein};
-      side.rms_norm_multi(h, eps, 2, norm_w, norm_out);
-      side.linear(r, w.router_proj, logits);
-      side.router_topk(logits, c_.top_k, &w.per_expert_scale, ids, weights);
+      if (side.has_route()) {
+        // ABI 1.5: the two norms, the router Linear and top-k in one call.
+        side.route(h, eps, &w.router_input_weight, w.router_proj, c_.top_k, &w.per_expert_scale, &w.pre_ff_norm_2,
+                   &ein, ids, weights);
+      } else {
+        const seatrt_tensor* norm_w[2] = {&w.router_input_weight, &w.pre_ff_norm_2};
+        seatrt_tensor* norm_out[2] = {&r, &ein};
+        side.rms_norm_multi(h, eps, 2, norm_w, norm_out);
+        side.linear(r, w.router_proj, logits);
+        side.router_topk(logits, c_.top_k, &w.per_expert_scale, ids, weights);
+      }
       side.moe(c_.num_experts, ein, ids, weights, w.expert_gate.data(), w.expert_up.data(), w.expert_down.data(), eout);
       order(stream, side_);  // join: eout and the dense branch both ready on `stream`
       trace(li, "router_ids", ids);

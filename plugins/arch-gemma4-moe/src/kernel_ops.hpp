@@ -22,8 +22,8 @@ class Ops {
  public:
   // SEATRT_GEMMA4_FUSED=0 (read per forward, a switch for tests and
   // benchmarks) runs the unfused sequences even where the provider has the
-  // ABI 1.1-1.4 fused operations; SEATRT_GEMMA4_FUSED=1.3 leaves out
-  // qkv_norm_rope_store too.  add_rms_norm_pair is used by default for
+  // ABI 1.1-1.5 fused operations; SEATRT_GEMMA4_FUSED=1.4 leaves out route
+  // (ABI 1.5), =1.3 qkv_norm_rope_store too.  add_rms_norm_pair is used by default for
   // forwards of more than kPairMinRows tokens (prefill), always with
   // SEATRT_GEMMA4_FUSED=pair, never with 1.4: at decode it was no faster than
   // its sequence (batch-1 step 3.856 against 3.816 ms, H200, 2026-12-01 12:27
@@ -193,6 +193,29 @@ class Ops {
     seatrt_add_rms_norm_pair_args args{sizeof(args), eps, &a, a_w, &b, b_w, s_w, &residual, scale, 0, out_w, out};
     call(k_->add_rms_norm_pair, args, "add_rms_norm_pair");
   }
+  // ABI 1.5 route: ids / weights = top-k of (rmsnorm(x) * router_w) .
+  // router^T (softmax, renormalised, times per_expert_scale) and expert_in =
+  // rmsnorm(x) * expert_w, from one read of x.  Only when has_route(); the
+  // caller runs rms_norm_multi, linear and router_topk otherwise.
+  bool has_route() const { return route_allowed_ && SEATRT_HAS_FIELD(k_, seatrt_kernel_api, route) && k_->route; }
+  void route(const seatrt_tensor& x, float eps, const seatrt_tensor* router_w, const seatrt_linear_weight* router,
+             int32_t top_k, const seatrt_tensor* per_expert_scale, const seatrt_tensor* expert_w,
+             seatrt_tensor* expert_in, seatrt_tensor& ids, seatrt_tensor& weights) const {
+    seatrt_route_args a{};
+    a.struct_size = sizeof(a);
+    a.eps = eps;
+    a.x = &x;
+    a.router_norm_weight = router_w;
+    a.router = router;
+    a.top_k = top_k;
+    a.renormalize = 1;
+    a.per_expert_scale = per_expert_scale;
+    a.expert_norm_weight = expert_w;
+    a.expert_in = expert_in;
+    a.ids = &ids;
+    a.weights = &weights;
+    call(k_->route, a, "route");
+  }
   void sync() const {
     if (k_->stream_sync) sdk::throw_if_error(k_->stream_sync(ctx_, s_));
   }
@@ -201,6 +224,7 @@ class Ops {
   // The switches, from one reading of SEATRT_GEMMA4_FUSED.
   Ops(const seatrt_kernel_api* k, seatrt_kernel_context* ctx, seatrt_stream stream, const std::string& fused)
       : k_(k), ctx_(ctx), s_(stream), fused_allowed_(fused != "0"), qkv_allowed_(fused != "0" && fused != "1.3"),
+        route_allowed_(qkv_allowed_ && fused != "1.4"),
         pair_(fused == "pair"                                     ? Pair::Always
               : fused == "0" || fused == "1.3" || fused == "1.4" ? Pair::Never
                                                                   : Pair::Prefill) {}
@@ -224,6 +248,7 @@ class Ops {
   seatrt_stream s_;
   bool fused_allowed_;
   bool qkv_allowed_;   // qkv_norm_rope_store (not with "0" or "1.3")
+  bool route_allowed_; // route (not with "0", "1.3" or "1.4")
   enum class Pair { Never, Prefill, Always };
   Pair pair_;  // when add_rms_norm_pair is used (see the constructor's comment)
 };

@@ -1,0 +1,173 @@
+// route (ABI 1.5): a MoE layer's router in one operation.  Checks the
+// arguments, then runs the fused kernel (k_route.cu) where it fits -- the
+// decode sizes of Gemma-4 (F32 x, at most 32 tokens, a BF16 router of at
+// most 256 experts) -- and otherwise the sequence the operation stands for
+// through this provider's own ops (rms_norm_multi, linear, router_topk),
+// its temporaries in a buffer of the stream's own (the ops' scratch would be
+// reused under them).
+#include <string>
+
+#include "context.hpp"
+#include "ops.hpp"
+#include "route.hpp"
+#include "seatrt/cpp/plugin.hpp"
+#include "seatrt/cpp/tensor.hpp"
+#include "views.hpp"
+
+namespace seatrt::cuda {
+
+namespace {
+
+// A [rows, cols] output of `dtype` (contiguous rows), or throws naming it.
+Mat need_out(const std::string& op, const char* name, const seatrt_tensor* t, int64_t rows, int64_t cols,
+             int32_t dtype) {
+  const auto& v = need(op, name, t);
+  if (dtype) need_dtype(op, name, v, dtype);
+  else need_activation_dtype(op, name, v);
+  const Mat m = as_mat(op, name, v);
+  if (m.rows != rows || m.cols != cols)
+    invalid(op, std::string(name) + " must be [" + std::to_string(rows) + ", " + std::to_string(cols) + "]");
+  return m;
+}
+
+// A contiguous F32 tensor of x's shape over `data` (the sequence's router
+// input: rms_norm_multi wants every output shaped as x).
+seatrt_tensor f32_like(const seatrt_tensor& x, void* data) {
+  seatrt_tensor t = x;
+  t.dtype = SEATRT_DTYPE_F32;
+  t.data = data;
+  int64_t stride = 1;
+  for (int32_t i = t.ndim - 1; i >= 0; --i) {
+    t.strides[i] = stride;
+    stride *= t.shape[i];
+  }
+  return t;
+}
+
+bool same_shape(const seatrt_tensor& a, const seatrt_tensor& b) {
+  if (a.ndim != b.ndim) return false;
+  for (int32_t d = 0; d < a.ndim; ++d)
+    if (a.shape[d] != b.shape[d]) return false;
+  return true;
+}
+
+const float* f32_gain(const Gain& g) {
+  return g.data && g.dtype == SEATRT_DTYPE_F32 ? static_cast<const float*>(g.data) : nullptr;
+}
+
+}  // namespace
+
+void route(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_route_args* args) {
+  const std::string op = "route";
+  if (!args || !args->router) invalid(op, "args or router is NULL");
+  if (args->struct_size < sizeof(seatrt_route_args)) invalid(op, "args.struct_size is too small");
+  use_device(ctx);
+  need_eps(op, args->eps);
+  const auto& x = need(op, "x", args->x);
+  need_activation_dtype(op, "x", x);
+  const Mat mx = as_mat(op, "x", x);
+  const int64_t T = mx.rows, H = mx.cols;
+  const seatrt_linear_weight& rw = *args->router;
+  const WeightRef w = weight_ref(op, "router", rw);
+  if (rw.in_features != H)
+    invalid(op, "router.in_features (" + std::to_string(rw.in_features) + ") must be x's last dim (" +
+                    std::to_string(H) + ")");
+  const int64_t E = rw.out_features;
+  if (E > 1024) unsupported(op, "at most 1024 experts");
+  const int32_t k = args->top_k;
+  if (k < 1 || k > 64 || k > E) invalid(op, "top_k must be in 1..min(64, E)");
+  const Gain rg = optional_gain(op, "router_norm_weight", args->router_norm_weight, H);
+  const Mat ids = need_out(op, "ids", args->ids, T, k, SEATRT_DTYPE_I32);
+  const Mat wts = need_out(op, "weights", args->weights, T, k, SEATRT_DTYPE_F32);
+  need_contiguous(op, "ids", *args->ids);
+  need_contiguous(op, "weights", *args->weights);
+  Mat ein, lg;
+  Gain eg;
+  if (args->expert_in) {
+    ein = need_out(op, "expert_in", args->expert_in, T, H, 0);
+    if (!same_shape(*args->expert_in, x)) invalid(op, "expert_in must have x's shape");
+    eg = optional_gain(op, "expert_norm_weight", args->expert_norm_weight, H);
+  }
+  if (args->logits) lg = need_out(op, "logits", args->logits, T, E, 0);
+  const void* pes = nullptr;
+  int32_t pes_dtype = 0;
+  if (args->per_expert_scale) {
+    const auto& tp = need(op, "per_expert_scale", args->per_expert_scale);
+    need_activation_dtype(op, "per_expert_scale", tp);
+    need_contiguous(op, "per_expert_scale", tp);
+    if (numel(tp) != E) invalid(op, "per_expert_scale must have E = " + std::to_string(E) + " entries");
+    pes = tp.data;
+    pes_dtype = tp.dtype;
+  }
+  // No output may alias x or another output.
+  const void* outs[4] = {ids.data, wts.data, ein.data, lg.data};
+  const char* names[4] = {"ids", "weights", "expert_in", "logits"};
+  for (int i = 0; i < 4; ++i) {
+    if (!outs[i]) continue;
+    if (outs[i] == mx.data) invalid(op, std::string(names[i]) + " must not alias x");
+    for (int j = 0; j < i; ++j)
+      if (outs[j] == outs[i]) invalid(op, std::string(names[i]) + " must not alias " + names[j]);
+  }
+  if (T == 0) return;
+
+  // The stream's route buffer: [counter | logits T x E | router input T x H].
+  constexpr size_t kCounterBytes = 256;
+  const size_t logits_bytes = static_cast<size_t>(T * E) * sizeof(float);
+  char* buf = static_cast<char*>(route_buffer(ctx, s, kCounterBytes + logits_bytes + static_cast<size_t>(T * H) * 4));
+  float* own_logits = reinterpret_cast<float*>(buf + kCounterBytes);
+
+  RouteProblem p;
+  p.w = static_cast<const __nv_bfloat16*>(w.data);
+  p.w_row_elems = w.data_row_bytes / 2;
+  p.e = E;
+  p.h = H;
+  p.x = mx;
+  p.router_gain = f32_gain(rg);
+  p.expert_gain = f32_gain(eg);
+  p.expert_in = ein.data && ein.dtype == SEATRT_DTYPE_F32 ? static_cast<float*>(ein.data) : nullptr;
+  p.expert_in_stride = ein.row_stride;
+  const bool own = !lg.data || lg.dtype != SEATRT_DTYPE_F32;
+  p.logits = own ? own_logits : static_cast<float*>(lg.data);
+  p.logits_stride = own ? E : lg.row_stride;
+  p.eps = args->eps;
+  p.top_k = k;
+  p.renormalize = args->renormalize != 0;
+  p.per_expert_scale = pes;
+  p.scale_dtype = pes_dtype;
+  p.ids = static_cast<int32_t*>(ids.data);
+  p.weights = static_cast<float*>(wts.data);
+  p.counter = reinterpret_cast<int32_t*>(buf);
+  // Every gain given must be F32 and expert_in (when wanted) F32 for the
+  // kernel; the logits it writes to its own buffer when the caller's are
+  // not F32 and copies nothing back, so those go the sequence's way too.
+  const bool fused = w.kind == int32_t(WeightKind::DenseBf16) && (!rg.data || p.router_gain) &&
+                     (!args->expert_in || (p.expert_in && (!eg.data || p.expert_gain))) &&
+                     (!lg.data || !own) && route_fused_fits(p);
+  if (fused) {
+    check(launch_route_fused(s, p), "route launch");
+    return;
+  }
+
+  // The sequence: rms_norm_multi (router input, expert_in), linear, router_topk.
+  float* r_data = reinterpret_cast<float*>(buf + kCounterBytes + logits_bytes);
+  seatrt_tensor r = f32_like(x, r_data);
+  seatrt_tensor own_lg = sdk::contiguous_tensor(own_logits, SEATRT_DTYPE_F32, {T, E}, SEATRT_DEVICE_CUDA);
+  seatrt_tensor* logits_t = args->logits ? args->logits : &own_lg;
+  seatrt_rms_norm_multi_args n{};
+  n.struct_size = sizeof n;
+  n.count = args->expert_in ? 2 : 1;
+  n.x = args->x;
+  n.eps = args->eps;
+  n.weights[0] = args->router_norm_weight;
+  n.outs[0] = &r;
+  n.weights[1] = args->expert_norm_weight;
+  n.outs[1] = args->expert_in;
+  rms_norm_multi(ctx, s, &n);
+  seatrt_linear_args l{sizeof l, &r, args->router, logits_t};
+  linear(ctx, s, &l);
+  seatrt_router_topk_args t{sizeof t, logits_t, k, args->renormalize, args->per_expert_scale, args->ids,
+                            args->weights};
+  router_topk(ctx, s, &t);
+}
+
+}  // namespace seatrt::cuda
