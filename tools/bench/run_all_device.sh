@@ -17,8 +17,9 @@
 # Limits (seconds) from the environment: TESTS_LIMIT, CONF_LIMIT, E2E_LIMIT,
 # PROFILE_LIMIT, DECODE_LIMIT, SERVE_LIMIT (0 skips a step); the serve step
 # also takes the rest of run_serve_device.sh's variables.  PROFILE_B_OPTIONS
-# (with PROFILE_B_LIMIT) adds a second step profile under other provider
-# options (step 4a).
+# and/or PROFILE_B_ENV (with PROFILE_B_LIMIT) add a second step profile under
+# other provider options and/or environment assignments (step 4a), e.g.
+# PROFILE_B_ENV='SEATRT_GEMMA4_FUSED=1.4' (the model without ABI 1.5 route).
 set -u
 c=${1:-build-e2e/carry}
 # Every log goes to $work; at the end they are packed into $OUT/logs.tgz
@@ -80,11 +81,13 @@ fi
 # 4a. The same profile with other provider options (PROFILE_B_OPTIONS, TOML
 # lines, e.g. $'prefill_bf16 = true\nlm_head_gemm = true'), to compare an
 # opt-in kernel path with the default in one call; PROFILE_B_LIMIT seconds.
-if [ -n "${PROFILE_B_OPTIONS:-}" ] && [ "${PROFILE_B_LIMIT:-90}" -gt 0 ]; then
-  stamp "4a. decode step profile with kernel options: ${PROFILE_B_OPTIONS//$'\n'/; }"
+if { [ -n "${PROFILE_B_OPTIONS:-}" ] || [ -n "${PROFILE_B_ENV:-}" ]; } && [ "${PROFILE_B_LIMIT:-90}" -gt 0 ]; then
+  stamp "4a. decode step profile with kernel options '${PROFILE_B_OPTIONS//$'\n'/; }', environment '${PROFILE_B_ENV:-}'"
   mkdir -p "$work/profile_b"
-  OUT=$work/profile_b KERNEL_OPTIONS=$PROFILE_B_OPTIONS PREFILL_PROFILE=0 TOTAL_LIMIT=${PROFILE_B_LIMIT:-90} \
-    bash tools/bench/run_profile_device.sh "$c" > "$work/profile_b.out" 2>&1
+  # PROFILE_B_ENV: space-separated NAME=value words, passed through env(1).
+  # shellcheck disable=SC2086
+  env ${PROFILE_B_ENV:-} OUT=$work/profile_b KERNEL_OPTIONS="${PROFILE_B_OPTIONS:-${KERNEL_OPTIONS:-}}" PREFILL_PROFILE=0 \
+    TOTAL_LIMIT=${PROFILE_B_LIMIT:-90} bash tools/bench/run_profile_device.sh "$c" > "$work/profile_b.out" 2>&1
   sed -n '/ms\/step\|tok\/s\|eager\|graphs/p' "$work/profile_b.out" | head -40
   pack
 fi
