@@ -39,6 +39,9 @@ void rms_norm_multi(Context& ctx, const seatrt_rms_norm_multi_args* args);
 // (op_fused_norm.cpp).
 void qkv_norm_rope_store(Context& ctx, const seatrt_qkv_norm_rope_store_args* args);
 void add_rms_norm_pair(Context& ctx, const seatrt_add_rms_norm_pair_args* args);
+// ABI 1.5 a MoE layer's router: its input norms, Linear and top-k
+// (op_route.cpp).
+void route(Context& ctx, const seatrt_route_args* args);
 
 // The weight layouts this provider reads for `format`, most preferred first.
 // Unknown format: UNSUPPORTED.

@@ -176,6 +176,7 @@ seatrt_kernel_api make_api() {
   api.rms_norm_multi = op_slot<seatrt_rms_norm_multi_args, rms_norm_multi>;
   api.qkv_norm_rope_store = op_slot<seatrt_qkv_norm_rope_store_args, qkv_norm_rope_store>;
   api.add_rms_norm_pair = op_slot<seatrt_add_rms_norm_pair_args, add_rms_norm_pair>;
+  api.route = op_slot<seatrt_route_args, route>;
   return api;  // graph_* stay NULL: nothing to capture on the CPU
 }
 

@@ -99,7 +99,7 @@ KernelDispatch::KernelDispatch(KernelProvider primary, KernelProvider fallback)
     }
   };
   // Operations: primary, else the same-device fallback.  Optional ones (the
-  // ABI 1.1, 1.2 and 1.4 fused ops, which callers replace by the unfused
+  // ABI 1.1, 1.2, 1.4 and 1.5 fused ops, which callers replace by the unfused
   // sequence) stay NULL without being reported missing when neither provider
   // has them.
   auto operation = [&](const char* op, bool required, auto member, auto via_primary, auto via_fallback) {
@@ -151,6 +151,7 @@ KernelDispatch::KernelDispatch(KernelProvider primary, KernelProvider fallback)
   SEATRT_OPERATION(rms_norm_multi, false); // ABI 1.2
   SEATRT_OPERATION(qkv_norm_rope_store, false);  // ABI 1.4
   SEATRT_OPERATION(add_rms_norm_pair, false);    // ABI 1.4
+  SEATRT_OPERATION(route, false);                // ABI 1.5
   SEATRT_MANAGE(graph_begin, false);
   SEATRT_MANAGE(graph_end, false);
   SEATRT_MANAGE(graph_launch, false);

@@ -67,6 +67,11 @@ seatrt_status* add_rms_norm_pair(seatrt_kernel_context* ctx, seatrt_stream strea
   return nullptr;
 }
 
+seatrt_status* route(seatrt_kernel_context* ctx, seatrt_stream stream, const seatrt_route_args*) {
+  g_calls.push_back(ctx->provider + " route stream=" + (stream ? "set" : "null"));
+  return nullptr;
+}
+
 seatrt_kernel_api provider(int32_t device_kind, decltype(&create_a) create) {
   seatrt_kernel_api t{};
   t.struct_size = sizeof t;
@@ -264,6 +269,54 @@ TEST_CASE("the ABI 1.4 fused ops go to the primary, else a same-device fallback,
   CHECK(with_fallback.table()->add_rms_norm_pair(fctx, stream, nullptr) == nullptr);
   CHECK(g_calls == std::vector<std::string>{"B::0 add_rms_norm_pair stream=null"});
   with_fallback.table()->destroy(fctx);
+}
+
+TEST_CASE("route (ABI 1.5) goes to the primary, else a same-device fallback, and is optional") {
+  // A 1.5 GPU provider with route: routed to it, with its context and stream.
+  seatrt_kernel_api gpu = provider(SEATRT_DEVICE_CUDA, create_a);
+  gpu.route = route;
+  seatrt_kernel_api cpu = provider(SEATRT_DEVICE_CPU, create_b);
+  cpu.route = route;
+  KernelDispatch dispatch({&gpu, "cuda"}, {&cpu, "cpu"});
+  CHECK(source_of(dispatch, "route") == "cuda");
+  seatrt_kernel_context* ctx = dispatch.create_context("o", 1);
+  g_calls.clear();
+  auto* stream = reinterpret_cast<seatrt_stream>(0x1);
+  REQUIRE(dispatch.table()->route != nullptr);
+  CHECK(dispatch.table()->route(ctx, stream, nullptr) == nullptr);
+  CHECK(g_calls == std::vector<std::string>{"A:o:1 route stream=set"});
+  dispatch.table()->destroy(ctx);
+
+  // A 1.4 GPU provider (table ending before route) whose slot memory is set:
+  // absent, not staged through the CPU provider that has it, not reported
+  // missing.
+  seatrt_kernel_api old_gpu = gpu;
+  old_gpu.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, route));
+  KernelDispatch old_dispatch({&old_gpu, "cuda"}, {&cpu, "cpu"});
+  CHECK(source_of(old_dispatch, "route") == "-");
+  CHECK(old_dispatch.table()->route == nullptr);
+  const auto missing = old_dispatch.missing_ops();
+  CHECK(std::find(missing.begin(), missing.end(), "route") == missing.end());
+  CHECK_NOTHROW(old_dispatch.require({"route"}));
+
+  // A same-device 1.4 primary: the 1.5 fallback fills route, and runs it
+  // without a stream; a fallback without it leaves the slot NULL.
+  seatrt_kernel_api cpu_a = provider(SEATRT_DEVICE_CPU, create_a);
+  cpu_a.route = route;  // beyond struct_size: must be ignored
+  cpu_a.struct_size = old_gpu.struct_size;
+  seatrt_kernel_api cpu_b = provider(SEATRT_DEVICE_CPU, create_b);
+  cpu_b.route = route;
+  KernelDispatch with_fallback({&cpu_a, "A"}, {&cpu_b, "B"});
+  CHECK(source_of(with_fallback, "route") == "B");
+  seatrt_kernel_context* fctx = with_fallback.create_context("", 0);
+  g_calls.clear();
+  CHECK(with_fallback.table()->route(fctx, stream, nullptr) == nullptr);
+  CHECK(g_calls == std::vector<std::string>{"B::0 route stream=null"});
+  with_fallback.table()->destroy(fctx);
+  seatrt_kernel_api cpu_c = provider(SEATRT_DEVICE_CPU, create_b);
+  KernelDispatch without({&cpu_a, "A"}, {&cpu_c, "C"});
+  CHECK(source_of(without, "route") == "-");
+  CHECK(without.table()->route == nullptr);
 }
 
 TEST_CASE("a GPU provider missing an operation is not staged through the CPU") {

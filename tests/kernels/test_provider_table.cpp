@@ -123,6 +123,12 @@ TEST_CASE("operations through the table return statuses, never crash") {
   pair.struct_size = sizeof pair;
   CHECK(test::take_status(api().add_rms_norm_pair(ctx, nullptr, &pair), &msg) == SEATRT_ERR_INVALID_ARG);
   CHECK_THAT(msg, Catch::Contains("add_rms_norm_pair: a is NULL"));
+  // So is the ABI 1.5 one.
+  REQUIRE(api().struct_size >= offsetof(seatrt_kernel_api, route) + sizeof(api().route));
+  seatrt_route_args route{};
+  route.struct_size = sizeof route;
+  CHECK(test::take_status(api().route(ctx, nullptr, &route), &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK_THAT(msg, Catch::Contains("route: x is NULL"));
   api().destroy(ctx);
 }
 

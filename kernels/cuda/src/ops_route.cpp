@@ -55,6 +55,28 @@ const float* f32_gain(const Gain& g) {
   return g.data && g.dtype == SEATRT_DTYPE_F32 ? static_cast<const float*>(g.data) : nullptr;
 }
 
+// The sequence route stands for, through this provider's own ops: the
+// router input (x normed with its gain) at `r_data`, the logits (F32) into
+// `logits`.
+void run_sequence(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_route_args& a, const seatrt_tensor& x,
+                  void* r_data, seatrt_tensor* logits) {
+  seatrt_tensor r = f32_like(x, r_data);
+  seatrt_rms_norm_multi_args n{};
+  n.struct_size = sizeof n;
+  n.count = a.expert_in ? 2 : 1;
+  n.x = a.x;
+  n.eps = a.eps;
+  n.weights[0] = a.router_norm_weight;
+  n.outs[0] = &r;
+  n.weights[1] = a.expert_norm_weight;
+  n.outs[1] = a.expert_in;
+  rms_norm_multi(ctx, s, &n);
+  seatrt_linear_args l{sizeof l, &r, a.router, logits};
+  linear(ctx, s, &l);
+  seatrt_router_topk_args t{sizeof t, logits, a.top_k, a.renormalize, a.per_expert_scale, a.ids, a.weights};
+  router_topk(ctx, s, &t);
+}
+
 }  // namespace
 
 void route(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_route_args* args) {
@@ -126,6 +148,8 @@ void route(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_route_args*
   p.expert_gain = f32_gain(eg);
   p.expert_in = ein.data && ein.dtype == SEATRT_DTYPE_F32 ? static_cast<float*>(ein.data) : nullptr;
   p.expert_in_stride = ein.row_stride;
+  // Top-k reads fp32 logits whatever the caller asks for: the caller's when
+  // they are F32, else the buffer's, stored into the caller's dtype after.
   const bool own = !lg.data || lg.dtype != SEATRT_DTYPE_F32;
   p.logits = own ? own_logits : static_cast<float*>(lg.data);
   p.logits_stride = own ? E : lg.row_stride;
@@ -138,36 +162,19 @@ void route(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_route_args*
   p.weights = static_cast<float*>(wts.data);
   p.counter = reinterpret_cast<int32_t*>(buf);
   // Every gain given must be F32 and expert_in (when wanted) F32 for the
-  // kernel; the logits it writes to its own buffer when the caller's are
-  // not F32 and copies nothing back, so those go the sequence's way too.
+  // kernel.
   const bool fused = w.kind == int32_t(WeightKind::DenseBf16) && (!rg.data || p.router_gain) &&
-                     (!args->expert_in || (p.expert_in && (!eg.data || p.expert_gain))) &&
-                     (!lg.data || !own) && route_fused_fits(p);
+                     (!args->expert_in || (p.expert_in && (!eg.data || p.expert_gain))) && route_fused_fits(p);
+  seatrt_tensor own_lg = sdk::contiguous_tensor(own_logits, SEATRT_DTYPE_F32, {T, E}, SEATRT_DEVICE_CUDA);
   if (fused) {
     check(launch_route_fused(s, p), "route launch");
-    return;
+  } else {
+    run_sequence(ctx, s, *args, x, buf + kCounterBytes + logits_bytes, own ? &own_lg : args->logits);
   }
-
-  // The sequence: rms_norm_multi (router input, expert_in), linear, router_topk.
-  float* r_data = reinterpret_cast<float*>(buf + kCounterBytes + logits_bytes);
-  seatrt_tensor r = f32_like(x, r_data);
-  seatrt_tensor own_lg = sdk::contiguous_tensor(own_logits, SEATRT_DTYPE_F32, {T, E}, SEATRT_DEVICE_CUDA);
-  seatrt_tensor* logits_t = args->logits ? args->logits : &own_lg;
-  seatrt_rms_norm_multi_args n{};
-  n.struct_size = sizeof n;
-  n.count = args->expert_in ? 2 : 1;
-  n.x = args->x;
-  n.eps = args->eps;
-  n.weights[0] = args->router_norm_weight;
-  n.outs[0] = &r;
-  n.weights[1] = args->expert_norm_weight;
-  n.outs[1] = args->expert_in;
-  rms_norm_multi(ctx, s, &n);
-  seatrt_linear_args l{sizeof l, &r, args->router, logits_t};
-  linear(ctx, s, &l);
-  seatrt_router_topk_args t{sizeof t, logits_t, k, args->renormalize, args->per_expert_scale, args->ids,
-                            args->weights};
-  router_topk(ctx, s, &t);
+  if (own && args->logits) {
+    seatrt_elementwise_args store{sizeof store, SEATRT_EW_COPY, &own_lg, nullptr, 0.0f, args->logits};
+    elementwise(ctx, s, &store);
+  }
 }
 
 }  // namespace seatrt::cuda

@@ -454,7 +454,9 @@ typedef struct seatrt_add_rms_norm_pair_args {
  * router_topk), except for the order of fp32 rounding in the logits: a
  * provider may multiply the product by the norm's 1/rms instead of the
  * input, so a logit may differ from the sequence's by a few ulps, and where
- * two logits are that close so may the choice between them.  The logits are
+ * two logits are that close so may the choice between them.  Top-k reads
+ * the fp32 logits whatever the dtype of `logits`, so ids and weights do not
+ * depend on whether or how the logits are asked for.  The logits are
  * written only when `logits` is non-NULL (the operation needs no logits
  * buffer of the caller's).  x [T, H] (an activation dtype); the gains [H] or
  * NULL (no gain); router: a linear weight [E, H] in any format the

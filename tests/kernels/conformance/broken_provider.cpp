@@ -5,13 +5,15 @@
 // SKIP).  The other fused slots are the CPU provider's, which do not go
 // through the broken linear / rms_norm.  Test-only; never installed.
 //
-// Built twice (SEATRT_BROKEN_TABLE_MINOR):
+// Built three times (SEATRT_BROKEN_TABLE_MINOR):
 // - 1, "cpu-broken": its table is of ABI 1.1 (struct_size ends before
-//   linear_multi), so the 1.2 and 1.4 fused operations must be SKIP too;
-// - 4, "cpu-broken-14": a whole table whose qkv_norm_rope_store, when v is
-//   NULL, norms v from the k it has already normed and rotated instead of
-//   the raw k (only a case with v NULL and a v_cache sees it), and whose
-//   add_rms_norm_pair slot is NULL.
+//   linear_multi), so the 1.2, 1.4 and 1.5 fused operations must be SKIP too;
+// - 4, "cpu-broken-14": a table of ABI 1.4 (ending before route, which must
+//   be SKIP) whose qkv_norm_rope_store, when v is NULL, norms v from the k
+//   it has already normed and rotated instead of the raw k (only a case with
+//   v NULL and a v_cache sees it), and whose add_rms_norm_pair slot is NULL;
+// - 5, "cpu-broken-15": the same with a whole table, whose route norms the
+//   router's input without the router's gain.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -23,7 +25,7 @@
 #include "seatrt/cpp/plugin.hpp"
 
 #ifndef SEATRT_BROKEN_TABLE_MINOR
-#error "SEATRT_BROKEN_TABLE_MINOR (1 or 4) picks the table this provider is built with"
+#error "SEATRT_BROKEN_TABLE_MINOR (1, 4 or 5) picks the table this provider is built with"
 #endif
 
 namespace {
@@ -92,6 +94,16 @@ seatrt_status* broken_qkv_norm_rope_store(seatrt_kernel_context* ctx, seatrt_str
   return cpu.qkv_norm_rope_store(ctx, stream, &wrong);
 }
 
+// A plausible fused-kernel bug: the router's input normed without the
+// router's gain (the experts' input, normed from the same rms, keeps its
+// own), so every logit and the routing built on them is off.
+seatrt_status* broken_route(seatrt_kernel_context* ctx, seatrt_stream stream, const seatrt_route_args* args) {
+  if (!args) return seatrt::cpu::kernel_api().route(ctx, stream, args);
+  seatrt_route_args gainless = *args;
+  gainless.router_norm_weight = nullptr;
+  return seatrt::cpu::kernel_api().route(ctx, stream, &gainless);
+}
+
 // Score 0: never chosen by `auto`, even if someone points a seat at it.
 seatrt_status* broken_probe(seatrt_kernel_probe* out) {
   seatrt_status* status = seatrt::cpu::kernel_api().probe(out);
@@ -119,12 +131,20 @@ const seatrt_plugin& descriptor() {
     } else {
       a.qkv_norm_rope_store = broken_qkv_norm_rope_store;
       a.add_rms_norm_pair = nullptr;
+      a.route = broken_route;
+      // A provider built for ABI 1.4 ends before route, with the broken one
+      // in the slot's memory: a tool that read it anyway would see FAIL
+      // instead of SKIP.
+      if constexpr (SEATRT_BROKEN_TABLE_MINOR < 5)
+        a.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, route));
     }
     return a;
   }();
   static const seatrt_plugin plugin = [] {
     seatrt_plugin p = seatrt::cpu::plugin_descriptor();
-    p.name = SEATRT_BROKEN_TABLE_MINOR < 2 ? "cpu-broken" : "cpu-broken-14";
+    p.name = SEATRT_BROKEN_TABLE_MINOR < 2   ? "cpu-broken"
+             : SEATRT_BROKEN_TABLE_MINOR < 5 ? "cpu-broken-14"
+                                             : "cpu-broken-15";
     p.description = "test-only: a wrong provider for the conformance tool's own tests";
     p.kernels = &api;
     p.abi_minor = SEATRT_BROKEN_TABLE_MINOR;  // as its table

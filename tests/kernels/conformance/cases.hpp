@@ -61,6 +61,7 @@ void add_sample_cases(std::vector<Case>& cases);     // sample
 void add_fused_cases(std::vector<Case>& cases);      // add_rms_norm, rms_norm_rope, linear_multi, linear_glu, rms_norm_multi,
                                                      // add_rms_norm_pair
 void add_qkv_cases(std::vector<Case>& cases);        // qkv_norm_rope_store
+void add_route_cases(std::vector<Case>& cases);      // route
 
 // Inputs: uniform in +-range, never exactly zero-filled.
 inline test::Tensor random_input(std::mt19937& rng, int32_t dtype, std::vector<int64_t> shape, double range = 1.0) {

@@ -8,7 +8,7 @@
 // Prints op / case / max relative error / bound / PASS|FAIL|SKIP and exits 1
 // on any FAIL, 2 on bad usage.  SKIP is "not provided": the candidate's slot
 // is NULL, or its table is of an older ABI minor and ends before the slot
-// (the ABI 1.1/1.2/1.4 fused operations), or it reads no weight layout the
+// (the ABI 1.1/1.2/1.4/1.5 fused operations), or it reads no weight layout the
 // tool can make.  A SKIP never counts as passed.  Values read back from an
 // F8 cache must be within one E4M3 step of the reference's, each.
 #include <cmath>
@@ -153,6 +153,7 @@ int main(int argc, char** argv) {
   add_sample_cases(cases);
   add_fused_cases(cases);
   add_qkv_cases(cases);
+  add_route_cases(cases);
 
   int pass = 0, fail = 0, skip = 0;
   std::printf("%-19s %-68s %12s %9s  %s\n", "op", "case", "max rel err", "bound", "result");
