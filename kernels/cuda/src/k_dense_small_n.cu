@@ -16,16 +16,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ void bf16x8_to_float(const uint4& u, float (&f)[8]) {
-  const __nv_bfloat162* b = reinterpret_cast<const __nv_bfloat162*>(&u);
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const float2 v = __bfloat1622float2(b[j]);
-    f[2 * j] = v.x;
-    f[2 * j + 1] = v.y;
-  }
-}
-
 __device__ __forceinline__ void load_x8(const Mat& x, int64_t row, int64_t col, float (&f)[8]) {
   if (x.dtype == SEATRT_DTYPE_F32) {
     const float4* p = reinterpret_cast<const float4*>(static_cast<const float*>(x.data) + row * x.row_stride + col);

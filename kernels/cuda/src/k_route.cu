@@ -26,17 +26,6 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 
-__device__ __forceinline__ void bf16x8(const __nv_bfloat16* p, float (&f)[8]) {
-  const uint4 u = *reinterpret_cast<const uint4*>(p);
-  const __nv_bfloat162* b = reinterpret_cast<const __nv_bfloat162*>(&u);
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const float2 v = __bfloat1622float2(b[j]);
-    f[2 * j] = v.x;
-    f[2 * j + 1] = v.y;
-  }
-}
-
 __device__ __forceinline__ void f32x8(const float* p, float (&f)[8]) {
   const float4 a = reinterpret_cast<const float4*>(p)[0], b = reinterpret_cast<const float4*>(p)[1];
   f[0] = a.x, f[1] = a.y, f[2] = a.z, f[3] = a.w, f[4] = b.x, f[5] = b.y, f[6] = b.z, f[7] = b.w;
@@ -44,7 +33,7 @@ __device__ __forceinline__ void f32x8(const float* p, float (&f)[8]) {
 
 // This thread's 8 router weights at column c times the router gain.
 __device__ __forceinline__ void weights8(const RouteProblem& a, const __nv_bfloat16* wr, int64_t c, float (&wg)[8]) {
-  bf16x8(wr + c, wg);
+  bf16x8_to_float(*reinterpret_cast<const uint4*>(wr + c), wg);
   if (a.router_gain) {
     float g[8];
     f32x8(a.router_gain + c, g);
