@@ -411,13 +411,23 @@ void timeline_pass(const seatrt::model::LoadedModel& model, const Options& o, in
     return;
   }
   const auto& m = r.steps[static_cast<size_t>(r.median_step)];
+  // The same step untraced (the timed passes above), to show what tracing costs.
+  std::string untraced = "not timed";
+  for (const auto& pass : report["passes"])
+    if (pass["batch"] == b && pass["mode"] == "graphs" && pass["sampler"] == "t=0.8") {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%.1f us (forward + sample medians)",
+                    1000.0 * (pass["median_forward_ms"].get<double>() + pass["median_sample_ms"].get<double>()));
+      untraced = buf;
+    }
   std::vector<double> spans, idles;
   for (const auto& s : r.steps) spans.push_back(s.span_us), idles.push_back(s.idle_us);
   std::printf("\ntimeline B=%d (graphs, t=0.8, %zu traced steps, %d graph replays, CUPTI; %llu records dropped):\n"
               "  median step: span %.1f us, %d kernels on %d streams, busy %.1f us, idle (no kernel running) %.1f us, "
-              "sum of kernel durations %.1f us; over the steps: span median %.1f, idle median %.1f us\n",
+              "sum of kernel durations %.1f us; over the steps: span median %.1f, idle median %.1f us; the step "
+              "untraced: %s\n",
               b, r.steps.size(), replays, static_cast<unsigned long long>(dropped), m.span_us, m.kernels, m.streams,
-              m.busy_us, m.idle_us, m.duration_sum_us, median(spans), median(idles));
+              m.busy_us, m.idle_us, m.duration_sum_us, median(spans), median(idles), untraced.c_str());
   std::printf("  %-60s %7s %9s %10s %6s %9s\n", "kernel", "calls", "mean us", "adds us", "share", "gap us");
   nlohmann::json rows = nlohmann::json::array();
   double adds_total = 0;
