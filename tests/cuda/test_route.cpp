@@ -171,6 +171,56 @@ TEST_CASE("route: repeated launches on one stream reuse the arrival counter (bit
   }
 }
 
+TEST_CASE("route replayed from a CUDA graph matches the eager call (the counter left zero by each replay)") {
+  // The Gemma-4 decode step is captured once per batch size and replayed;
+  // the route buffer (counter and logits) must exist before the capture
+  // (the eager call makes it) and every replay must route every row.
+  const seatrt_kernel_api& a = cuda().api();
+  REQUIRE(a.graph_begin != nullptr);
+  const int64_t H = 2816, E = 128, k = 8, T = 16;
+  const std::vector<uint8_t> raw = random_values(E * H, SEATRT_DTYPE_BF16, 0.05f);
+  const seatrt_linear_weight wc = dense_bf16_weight(cuda(), raw, E, H);
+  Pair x = both_random(SEATRT_DTYPE_F32, {T, H}, 3.0f), ein = poisoned(SEATRT_DTYPE_F32, {T, H});
+  Pair rg = gains(H, SEATRT_DTYPE_F32), eg = gains(H, SEATRT_DTYPE_F32);
+  Pair ids = poisoned(SEATRT_DTYPE_I32, {T, k}), wts = poisoned(SEATRT_DTYPE_F32, {T, k});
+  seatrt_route_args r{};
+  r.struct_size = sizeof r;
+  r.eps = 1e-6f;
+  r.x = &x.cuda;
+  r.router_norm_weight = &rg.cuda;
+  r.router = &wc;
+  r.top_k = static_cast<int32_t>(k);
+  r.renormalize = 1;
+  r.expert_norm_weight = &eg.cuda;
+  r.expert_in = &ein.cuda;
+  r.ids = &ids.cuda;
+  r.weights = &wts.cuda;
+  ok(a.route(cuda().ctx(), cuda().stream(), &r), "route (eager)");
+  const auto want_ids = cuda().download(ids.cuda), want_w = cuda().download(wts.cuda),
+             want_ein = cuda().download(ein.cuda);
+  ok(a.graph_begin(cuda().ctx(), cuda().stream()), "graph_begin");
+  ok(a.route(cuda().ctx(), cuda().stream(), &r), "route (captured)");
+  seatrt_graph* g = nullptr;
+  ok(a.graph_end(cuda().ctx(), cuda().stream(), &g), "graph_end");
+  for (int rep = 0; rep < 3; ++rep) {
+    INFO("replay " << rep);
+    // Poison the outputs again so a replay that routes nothing fails.
+    const std::vector<uint8_t> nan_ids(want_ids.size(), 0xFF), nan_w(want_w.size(), 0xFF);
+    ok(a.copy(cuda().ctx(), cuda().stream(), ids.cuda.data, a.device_kind, nan_ids.data(), SEATRT_DEVICE_CPU,
+              nan_ids.size()),
+       "poison ids");
+    ok(a.copy(cuda().ctx(), cuda().stream(), wts.cuda.data, a.device_kind, nan_w.data(), SEATRT_DEVICE_CPU,
+              nan_w.size()),
+       "poison weights");
+    ok(a.graph_launch(cuda().ctx(), cuda().stream(), g), "graph_launch");
+    ok(a.stream_sync(cuda().ctx(), cuda().stream()), "sync");
+    CHECK(cuda().download(ids.cuda) == want_ids);
+    CHECK(cuda().download(wts.cuda) == want_w);
+    CHECK(cuda().download(ein.cuda) == want_ein);
+  }
+  a.graph_destroy(cuda().ctx(), g);
+}
+
 TEST_CASE("route refuses bad arguments before writing anything") {
   const int64_t H = 64, E = 8, T = 2;
   const std::vector<uint8_t> raw = random_values(E * H, SEATRT_DTYPE_BF16);
