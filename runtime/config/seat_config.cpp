@@ -66,6 +66,8 @@ void read_server(TableReader& r, ServerSection& s) {
   if (auto v = r.integer("max_queue", 1, kMaxInt)) s.max_queue = *v;
   if (auto v = r.number("drain_timeout_s", 0.0)) s.drain_timeout_s = *v;
   if (auto v = r.number("request_timeout_s", 0.0)) s.request_timeout_s = *v;
+  if (auto v = r.integer("max_connections", 1, kMaxInt)) s.max_connections = *v;
+  if (auto v = r.number("idle_timeout_s", 0.0)) s.idle_timeout_s = *v;
   r.reject_unknown_keys();
   if (s.host.empty()) r.fail("host", "must not be empty");
 }

@@ -28,7 +28,9 @@ std::string seat_to_toml(const SeatConfig& s) {
                      {"port", s.server.port},
                      {"max_queue", s.server.max_queue},
                      {"drain_timeout_s", s.server.drain_timeout_s},
-                     {"request_timeout_s", s.server.request_timeout_s}};
+                     {"request_timeout_s", s.server.request_timeout_s},
+                     {"max_connections", s.server.max_connections},
+                     {"idle_timeout_s", s.server.idle_timeout_s}};
   if (s.server.api_key_env) server.insert("api_key_env", *s.server.api_key_env);
   toml::table model{{"path", s.model.path.string()},
                     {"architecture", s.model.architecture},

@@ -16,6 +16,12 @@ using nlohmann::json;
 
 namespace {
 
+// The chat template variables the server sets from the request itself
+// (ChatTemplate::render): a chat_template_kwargs entry may not replace them.
+bool is_reserved_template_variable(const std::string& name) {
+  return name == "messages" || name == "tools" || name == "documents" || name == "add_generation_prompt";
+}
+
 // Compares without leaking where the first difference is.
 bool constant_time_equal(const std::string& a, const std::string& b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;
@@ -264,8 +270,15 @@ int Api::chat(const HttpRequest& req, ResponseWriter& w) {
   const auto ordered = nlohmann::ordered_json::parse(req.body);
   nlohmann::ordered_json kwargs = nlohmann::ordered_json::parse(seat_.default_chat_template_kwargs.dump());
   if (ordered.contains("chat_template_kwargs") && ordered["chat_template_kwargs"].is_object())
-    for (auto it = ordered["chat_template_kwargs"].begin(); it != ordered["chat_template_kwargs"].end(); ++it)
+    for (auto it = ordered["chat_template_kwargs"].begin(); it != ordered["chat_template_kwargs"].end(); ++it) {
+      // The variables the server itself passes would replace what it
+      // validated (messages' roles and parts, the tools the parser knows).
+      if (is_reserved_template_variable(it.key()))
+        throw bad_request("'chat_template_kwargs." + it.key() + "' is set by the server from the request; "
+                          "send it as the request's own field",
+                          "chat_template_kwargs");
       kwargs[it.key()] = it.value();
+    }
   const bool choice_none = r.tool_choice.is_string() && r.tool_choice.get<std::string>() == "none";
   nlohmann::ordered_json tools = nullptr;
   if (!(choice_none && seat_.exclude_tools_when_tool_choice_none) && !r.tools.is_null()) tools = ordered["tools"];

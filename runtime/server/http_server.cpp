@@ -13,6 +13,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "seatrt/host/logging.hpp"
+
 namespace seatrt::server {
 
 namespace net = boost::asio;
@@ -28,10 +30,17 @@ net::io_context& io() {
   return ctx;
 }
 
+// The body of an error the transport answers itself (the API's error shape).
+std::string transport_error(const std::string& message) {
+  return "{\"error\":{\"message\":\"" + message + "\",\"type\":\"invalid_request_error\",\"code\":null}}";
+}
+
 class BeastWriter : public ResponseWriter {
  public:
-  BeastWriter(tcp::socket& socket, bool keep_alive, unsigned version)
-      : socket_(socket), keep_alive_(keep_alive), version_(version) {}
+  // head: the request was HEAD, so responses carry headers only (their
+  // Content-Length is the body's a GET would get).
+  BeastWriter(tcp::socket& socket, bool keep_alive, unsigned version, bool head = false)
+      : socket_(socket), keep_alive_(keep_alive), version_(version), head_(head) {}
 
   void send(int status, const std::string& content_type, const std::string& body, const Headers& headers) override {
     http::response<http::string_body> res{static_cast<http::status>(status), version_};
@@ -42,7 +51,12 @@ class BeastWriter : public ResponseWriter {
     res.body() = body;
     res.prepare_payload();
     boost::beast::error_code ec;
-    http::write(socket_, res, ec);
+    if (head_) {
+      http::response_serializer<http::string_body> sr{res};
+      http::write_header(socket_, sr, ec);
+    } else {
+      http::write(socket_, res, ec);
+    }
     if (ec) failed_ = true;
   }
 
@@ -94,12 +108,73 @@ class BeastWriter : public ResponseWriter {
   tcp::socket& socket_;
   bool keep_alive_;
   unsigned version_;
+  bool head_;
   bool failed_ = false;
 };
 
+// The reading side of a connection for Beast: a read that waits
+// `timeout_ms` without a byte fails with timed_out.  (Asio's blocking reads
+// cannot time out: on EAGAIN from SO_RCVTIMEO they poll again, forever.)
+class TimedReader {
+ public:
+  TimedReader(tcp::socket& socket, int timeout_ms) : socket_(socket), timeout_ms_(timeout_ms) {}
+
+  template <class MutableBufferSequence>
+  std::size_t read_some(const MutableBufferSequence& buffers, boost::system::error_code& ec) {
+    pollfd p{socket_.native_handle(), POLLIN, 0};
+    const int ready = ::poll(&p, 1, timeout_ms_);
+    if (ready <= 0) {
+      ec = ready == 0 ? boost::system::error_code(net::error::timed_out)
+                      : boost::system::error_code(errno, boost::system::system_category());
+      return 0;
+    }
+    return socket_.read_some(buffers, ec);
+  }
+  template <class MutableBufferSequence>
+  std::size_t read_some(const MutableBufferSequence& buffers) {
+    boost::system::error_code ec;
+    const std::size_t n = read_some(buffers, ec);
+    if (ec) throw boost::system::system_error(ec);
+    return n;
+  }
+
+ private:
+  tcp::socket& socket_;
+  int timeout_ms_;
+};
+
+// The status a request Beast could not read gets, or 0 when the client went
+// away or stayed silent (nothing to answer).
+int read_error_status(const boost::beast::error_code& ec) {
+  if (ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
+      ec == net::error::would_block || ec == net::error::try_again || ec == net::error::timed_out ||
+      ec == net::error::operation_aborted || ec == net::error::bad_descriptor || ec == http::error::partial_message ||
+      ec == http::error::short_read)
+    return 0;
+  if (ec == http::error::header_limit) return 431;
+  if (ec == http::error::body_limit) return 413;
+  if (ec.category() == make_error_code(http::error::bad_method).category()) return 400;  // every other parse error
+  return 0;
+}
+
+std::string read_error_message(int status) {
+  switch (status) {
+    case 431: return "the request's headers exceed 8 KB";
+    case 413: return "the request body exceeds 64 MB";
+    default: return "the request is not valid HTTP/1.1";
+  }
+}
+
+// An answer written before the handler runs (a closing one).
+void answer_and_close(tcp::socket& socket, int status, const std::string& message) {
+  BeastWriter writer(socket, /*keep_alive=*/false, 11);
+  writer.send(status, "application/json", transport_error(message), {});
+}
+
 }  // namespace
 
-HttpServer::HttpServer(const std::string& host, int port, Handler handler) : handler_(std::move(handler)) {
+HttpServer::HttpServer(const std::string& host, int port, Handler handler, Limits limits)
+    : handler_(std::move(handler)), limits_(limits) {
   boost::system::error_code ec;
   const auto address = net::ip::make_address(host, ec);
   if (ec) throw std::runtime_error("server.host '" + host + "' is not an IP address");
@@ -132,6 +207,23 @@ void HttpServer::run() {
       continue;
     }
     socket.set_option(tcp::no_delay(true), ec);
+    bool full = false;
+    {
+      std::lock_guard lock(mutex_);
+      full = static_cast<int64_t>(open_fds_.size()) >= limits_.max_connections;
+    }
+    if (full) {
+      // Answered here, on the accepting thread, without reading the request:
+      // the client learns why instead of hanging, and open ones go on.
+      if (!full_logged_.exchange(true))
+        host::logger()->warn("{} connections are open (server.max_connections): new ones get 503 until some close",
+                             limits_.max_connections);
+      answer_and_close(socket, 503, "the server has too many open connections; retry later");
+      socket.shutdown(tcp::socket::shutdown_both, ec);
+      socket.close(ec);
+      continue;
+    }
+    full_logged_ = false;
     const int fd = socket.release(ec);
     if (ec) continue;
     {
@@ -149,14 +241,26 @@ void HttpServer::serve_connection(int fd) {
     boost::system::error_code ec;
     socket.assign(tcp::v4(), fd, ec);
     boost::beast::flat_buffer buffer;
+    const double timeout_ms = limits_.idle_timeout_s * 1000.0;
+    TimedReader reader(socket, timeout_ms >= 2e9 ? -1 : static_cast<int>(timeout_ms < 1.0 ? 1.0 : timeout_ms));
     while (!ec) {
       http::request_parser<http::string_body> parser;
       parser.body_limit(64u << 20);
-      http::read(socket, buffer, parser, ec);
-      if (ec) break;
+      http::read_header(reader, buffer, parser, ec);
+      // A client that waits for "100 Continue" before its body (curl does
+      // above 1 MB) gets it at once, not after its own timeout.
+      if (!ec && !parser.is_done() && boost::beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+        http::response<http::empty_body> cont{http::status::continue_, parser.get().version()};
+        http::write(socket, cont, ec);
+      }
+      if (!ec && !parser.is_done()) http::read(reader, buffer, parser, ec);
+      if (ec) {
+        if (const int status = read_error_status(ec)) answer_and_close(socket, status, read_error_message(status));
+        break;
+      }
       auto& req = parser.get();
       const bool keep_alive = req.keep_alive() && !stopping_;
-      BeastWriter writer(socket, keep_alive, req.version());
+      BeastWriter writer(socket, keep_alive, req.version(), req.method() == http::verb::head);
       {
         std::lock_guard lock(mutex_);
         busy_fds_.insert(fd);

@@ -1,7 +1,12 @@
 // The HTTP/1.1 transport on Boost.Beast: one thread per connection
 // (blocking reads and writes, keep-alive), Server-Sent Events through
 // chunked transfer encoding, and a graceful drain: stop accepting, let
-// requests in flight finish (bounded), close idle connections.
+// requests in flight finish (bounded), close idle connections.  Limits: at
+// most max_connections open connections (one more is answered 503 and
+// closed), a read that waits idle_timeout_s for a request's bytes closes
+// the connection, and a request Beast cannot read whole gets its status
+// (431 headers too large, 413 body too large, 400 malformed) before the
+// close.
 #pragma once
 
 #include <atomic>
@@ -18,9 +23,14 @@ namespace seatrt::server {
 class HttpServer {
  public:
   using Handler = std::function<void(const HttpRequest&, ResponseWriter&)>;
+  struct Limits {
+    int64_t max_connections = 1024;
+    double idle_timeout_s = 60.0;
+  };
 
   // Binds host:port (throws std::runtime_error naming the address on failure).
-  HttpServer(const std::string& host, int port, Handler handler);
+  HttpServer(const std::string& host, int port, Handler handler, Limits limits);
+  HttpServer(const std::string& host, int port, Handler handler) : HttpServer(host, port, std::move(handler), Limits{}) {}
   ~HttpServer();
 
   int port() const { return port_; }
@@ -38,9 +48,11 @@ class HttpServer {
   void serve_connection(int fd);
 
   Handler handler_;
+  Limits limits_;
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> full_logged_{false};  // the max_connections warning, once per episode
   std::mutex mutex_;
   std::condition_variable idle_;
   std::set<int> open_fds_;    // every connection's socket

@@ -61,6 +61,12 @@ class Fields {
     const json* v = get(key);
     if (!v) return std::nullopt;
     if (!v->is_number_integer()) wrong_type(key, "an integer", *v);
+    // An unsigned value above int64's range would wrap into a negative one
+    // (2^64 - 1 read as -1, "top-k off").
+    if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+      throw bad_request("'" + key + "' must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                            ", got " + std::to_string(v->get<uint64_t>()),
+                        key);
     const auto x = v->get<int64_t>();
     if (x < min || x > max)
       throw bad_request("'" + key + "' must be between " + std::to_string(min) + " and " + std::to_string(max) +

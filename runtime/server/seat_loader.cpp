@@ -228,6 +228,9 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
   rt.host = seat.server.host;
   rt.port = seat.server.port;
   rt.drain_timeout_s = seat.server.drain_timeout_s;
+  rt.max_queue = seat.server.max_queue;
+  rt.max_connections = seat.server.max_connections;
+  rt.idle_timeout_s = seat.server.idle_timeout_s;
   rt.request_timeout_s = seat.server.request_timeout_s;
 
   json plugins = json::array();

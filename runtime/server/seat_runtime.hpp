@@ -50,6 +50,9 @@ struct SeatRuntime {
   int port = 8000;
   double drain_timeout_s = 30.0;
   double request_timeout_s = 600.0;  // a generation running longer is cancelled
+  int64_t max_queue = 256;           // server.max_queue: waiting requests (each of n choices is one)
+  int64_t max_connections = 1024;    // HttpServer::Limits
+  double idle_timeout_s = 60.0;
   int retry_after_s = 1;
 };
 

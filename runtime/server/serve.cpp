@@ -35,7 +35,8 @@ void block_termination_signals() {
 int serve(SeatRuntime& seat) {
   block_termination_signals();
   Api api(seat);
-  HttpServer http(seat.host, seat.port, [&api](const HttpRequest& r, ResponseWriter& w) { api.handle(r, w); });
+  HttpServer http(seat.host, seat.port, [&api](const HttpRequest& r, ResponseWriter& w) { api.handle(r, w); },
+                  HttpServer::Limits{seat.max_connections, seat.idle_timeout_s});
   host::logger()->info("listening on http://{}:{} (served names: {})", seat.host, http.port(),
                fmt::join(seat.served_names, ", "));
   std::fflush(stdout);

@@ -114,6 +114,12 @@ json error_event(const std::string& message, bool non_finite) {
 
 int serve_generation(const SeatRuntime& seat, Metrics& metrics, const GenerationJob& job, ResponseWriter& writer) {
   const bool chat = job.flavor == Flavor::chat;
+  // Each choice waits in the queue as a request of its own: more than the
+  // queue holds would get 429 however long the client retried.
+  if (job.params.n > seat.max_queue)
+    throw bad_request("'n' (" + std::to_string(job.params.n) + ") is more than this seat's queue holds "
+                      "(server.max_queue = " + std::to_string(seat.max_queue) + ")",
+                      "n");
   Generation gen(seat, job.params, job.prompt, job.parser ? &*job.parser : nullptr);
   switch (gen.start()) {
     case Generation::Submit::ok: break;

@@ -122,7 +122,7 @@ class Seat:
     def __init__(self, nan=False, max_num_seqs=8, kv_multiple=None, kv_bytes=None, max_model_len=512,
                  max_queue=256, drain_timeout_s=30.0, max_num_batched_tokens=256, block_size=16,
                  request_timeout_s=600.0,
-                 served=("scripted", "scripted-alias")):
+                 served=("scripted", "scripted-alias"), server_extra=""):
         self.tmp = tempfile.TemporaryDirectory(prefix="seatrt-server-test-")
         self.port = free_port()
         self.base_url = "http://127.0.0.1:%d" % self.port
@@ -142,6 +142,7 @@ api_key_env = "SEATRT_TEST_API_KEY"
 max_queue = {max_queue}
 drain_timeout_s = {drain_timeout_s}
 request_timeout_s = {request_timeout_s}
+{server_extra}
 
 [model]
 path = "{model_dir}"

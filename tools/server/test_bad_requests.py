@@ -4,12 +4,15 @@ the demo seat): bytes that are not UTF-8, nesting deep enough to overflow a
 recursive consumer, numbers beyond a double, values that pass as a double
 but not as the float the sampler takes, token ids beyond int32, wrong types
 and template refusals on /tokenize, a tool schema with an empty type list.
+A later sweep: chat_template_kwargs replacing the validated messages or
+tools, integers beyond int64 read as negative ones, n above max_queue
+answered 429 forever.
 Run: python3 test_bad_requests.py (SEATRT_BUILD_DIR names the build tree)."""
 
 import json
 import unittest
 
-from seat_harness import SharedSeatTest
+from seat_harness import Seat, SharedSeatTest
 
 MODEL = "scripted"
 
@@ -88,6 +91,49 @@ class BadRequestsTest(SharedSeatTest):
             "model": MODEL, "max_tokens": 4, "messages": [{"role": "user", "content": "x"}],
             "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": []}}}],
             "tool_choice": "required"}, contains="type")
+
+
+class TemplateVariablesAndIntegersTest(SharedSeatTest):
+    def test_chat_template_kwargs_cannot_replace_what_the_server_validated(self):
+        # A request's own messages and tools are checked (roles, parts, tool
+        # names) before rendering; kwargs of the same names would replace them.
+        bad_messages = [{"role": "bogus", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]
+        for key, value in (("messages", bad_messages), ("messages", []),
+                           ("tools", [{"type": "function", "function": {"name": "evil <|tool_call>"}}]),
+                           ("add_generation_prompt", False), ("documents", [])):
+            status, text, _ = self.seat.post("/v1/chat/completions", {
+                "model": MODEL, "max_tokens": 2, "messages": [{"role": "user", "content": "hi"}],
+                "chat_template_kwargs": {key: value}})
+            self.assertEqual(status, 400, text)
+            self.assertIn("chat_template_kwargs." + key, json.loads(text)["error"]["message"])
+        # Other kwargs still reach the template.
+        status, text, _ = self.seat.post("/v1/chat/completions", {
+            "model": MODEL, "max_tokens": 2, "messages": [{"role": "user", "content": "hi"}],
+            "chat_template_kwargs": {"enable_thinking": False}})
+        self.assertEqual(status, 200, text)
+
+    def test_integers_beyond_int64_are_refused_not_wrapped(self):
+        # 2^64 - 1 once read as -1 (top-k off) and 2^63 as -2^63.
+        for field, value in (("top_k", 18446744073709551615), ("max_tokens", 9223372036854775808),
+                             ("logprobs", 18446744073709551615)):
+            status, text, _ = self.seat.post("/v1/completions", {"model": MODEL, "prompt": "hi", field: value})
+            self.assertEqual(status, 400, text)
+            message = json.loads(text)["error"]["message"]
+            self.assertIn(field, message)
+            self.assertIn(str(value), message)
+            self.assertNotIn("got -", message)
+
+
+class ChoicesBeyondTheQueueTest(unittest.TestCase):
+    def test_n_above_max_queue_is_a_400_not_a_429_forever(self):
+        with Seat(max_queue=2) as seat:
+            status, text, _ = seat.post("/v1/completions", {"model": MODEL, "prompt": "hi", "max_tokens": 2, "n": 3})
+            self.assertEqual(status, 400, text)
+            message = json.loads(text)["error"]["message"]
+            self.assertIn("'n' (3)", message)
+            self.assertIn("server.max_queue = 2", message)
+            status, text, _ = seat.post("/v1/completions", {"model": MODEL, "prompt": "hi", "max_tokens": 2, "n": 2})
+            self.assertEqual(status, 200, text)
 
 
 if __name__ == "__main__":

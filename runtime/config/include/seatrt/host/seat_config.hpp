@@ -31,6 +31,8 @@ struct ServerSection {
   int64_t max_queue = 256;                 // waiting requests before 429
   double drain_timeout_s = 30.0;           // SIGTERM: how long in-flight requests may finish
   double request_timeout_s = 600.0;
+  int64_t max_connections = 1024;          // open connections; more get 503 and are closed
+  double idle_timeout_s = 60.0;            // a connection silent this long while a request is awaited is closed
 };
 
 struct ModelSection {
