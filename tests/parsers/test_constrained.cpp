@@ -7,12 +7,17 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <random>
 
+#include "constrained_decoder.hpp"
 #include "constrained_vocab.hpp"
 #include "gemma4_parser.hpp"
+#include "grammar.hpp"
 #include "harness.hpp"
+#include "matcher.hpp"
 #include "schema_validator.hpp"
+#include "token_trie.hpp"
 
 using namespace seatrt::parsers::test;
 using nlohmann::json;
@@ -245,4 +250,282 @@ TEST_CASE("impossible requests are refused with a clear message", "[parsers][con
   TestVocab vocab = constrained_vocab();
   s.request.vocab = vocab.get();
   CHECK_THROWS_WITH(seatrt::parsers::gemma4::Gemma4Parser("", s.request), Catch::Contains("unknown schema type"));
+}
+
+namespace {
+
+// Schemas whose $ref chain comes back to where it started without writing a
+// character (through $ref, anyOf, oneOf or a one-element allOf): the matcher
+// would walk the loop forever.  Each names the $ref the error must point at.
+struct CyclicSchema {
+  const char* schema;
+  const char* pointer;
+};
+
+const CyclicSchema kCyclicSchemas[] = {
+    {R"({"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/a"}}})", "#/$defs/a"},
+    {R"({"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}})", "#/$defs/a"},
+    {R"({"$ref": "#/definitions/a", "definitions": {"a": {"$ref": "#/definitions/b"},
+         "b": {"$ref": "#/definitions/a"}}})", "#/definitions/a"},
+    {R"({"$ref": "#/$defs/a", "$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}, {"type": "string"}]}}})",
+     "#/$defs/a"},
+    {R"({"anyOf": [{"$ref": "#/$defs/a"}, {"type": "string"}],
+         "$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}, {"type": "string"}]}}})", "#/$defs/a"},
+    {R"({"anyOf": [{"$ref": "#/$defs/a"}, {"type": "string"}],
+         "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"anyOf": [{"$ref": "#/$defs/a"}, {"type": "string"}]}}})",
+     "#/$defs/a"},
+    {R"({"$ref": "#/$defs/a", "$defs": {"a": {"oneOf": [{"type": "integer"}, {"$ref": "#/$defs/a"}]}}})",
+     "#/$defs/a"},
+    {R"({"$ref": "#/$defs/a", "$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}]}}})", "#/$defs/a"},
+    {R"({"anyOf": [{"type": "string"}, {"$ref": "#/$defs/a"}], "$defs": {"a": {"$ref": "#/$defs/a"}}})",
+     "#/$defs/a"},
+    {R"({"type": "object", "properties": {"x": {"$ref": "#/$defs/a"}}, "required": ["x"],
+         "$defs": {"a": {"$ref": "#/$defs/a"}}})", "#/$defs/a"},
+    {R"({"type": "array", "items": {"$ref": "#/$defs/b"},
+         "$defs": {"a": {"type": "string"}, "b": {"allOf": [{"$ref": "#/$defs/b"}]}}})", "#/$defs/b"},
+    // Behind an optional property: still a broken schema.
+    {R"({"type": "object", "properties": {"y": {"type": "string"}, "x": {"$ref": "#/$defs/a"}},
+         "$defs": {"a": {"$ref": "#/$defs/a"}}})", "#/$defs/a"},
+};
+
+std::string cycle_message(const char* pointer) {
+  return std::string("$ref chain at '") + pointer +
+         "' refers back to itself without passing through an object or array";
+}
+
+// Objects and arrays nested in a value, itself included.
+int nesting(const json& value) {
+  if (!value.is_object() && !value.is_array()) return 0;
+  int deepest = 0;
+  for (const json& item : value) deepest = std::max(deepest, nesting(item));
+  return deepest + 1;
+}
+
+}  // namespace
+
+TEST_CASE("a $ref cycle that writes nothing is refused, not a stack overflow", "[parsers][constrained]") {
+  TestVocab vocab = constrained_vocab();
+  for (const CyclicSchema& c : kCyclicSchemas) {
+    const json schema = json::parse(c.schema);
+    INFO("schema " << schema.dump());
+    const std::string expected = cycle_message(c.pointer);
+    Strings s;
+    s.format = json{{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", schema}}}}.dump();
+    fill(s);
+    s.request.vocab = vocab.get();
+    CHECK_THROWS_WITH(seatrt::parsers::gemma4::Gemma4Parser("", s.request), Catch::Contains(expected));
+    // As a forced tool's parameters, named or "required" (with and without a
+    // vocabulary: the schema is refused either way).  Parameters whose type
+    // is not "object" are not compiled (any object stands in): skipped.
+    if (schema.value("type", "object") != "object") continue;
+    Strings t;
+    t.tools = json::array({{{"type", "function"}, {"function", {{"name", "f"}, {"parameters", schema}}}},
+                           {{"type", "function"}, {"function", {{"name", "g"}}}}})
+                  .dump();
+    for (const char* choice : {R"("required")", R"({"type": "function", "function": {"name": "f"}})"}) {
+      t.choice = choice;
+      fill(t);
+      CHECK_THROWS_WITH(seatrt::parsers::gemma4::Gemma4Parser("", t.request), Catch::Contains(expected));
+      t.request.vocab = vocab.get();
+      CHECK_THROWS_WITH(seatrt::parsers::gemma4::Gemma4Parser("", t.request), Catch::Contains(expected));
+    }
+    // tool_choice "auto" compiles no grammar: nothing to refuse.
+    t.choice = R"("auto")";
+    fill(t);
+    t.request.vocab = vocab.get();
+    CHECK_NOTHROW(seatrt::parsers::gemma4::Gemma4Parser("", t.request));
+  }
+}
+
+TEST_CASE("a $ref chain too long to walk is refused, and a root $ref to itself stays unresolved",
+          "[parsers][constrained]") {
+  TestVocab vocab = constrained_vocab();
+  // a0 -> a1 -> ... -> a299 -> string: no cycle, but 300 steps without a
+  // character.  The root lists them last first so none nests deeply.
+  json defs = json::object();
+  json alternatives = json::array();
+  const int n = 300;
+  for (int i = n - 1; i >= 0; --i) {
+    const std::string name = "a" + std::to_string(i);
+    defs[name] = i == n - 1 ? json{{"type", "string"}} : json{{"$ref", "#/$defs/a" + std::to_string(i + 1)}};
+    alternatives.push_back({{"$ref", "#/$defs/" + name}});
+  }
+  const json schema = {{"anyOf", alternatives}, {"$defs", defs}};
+  Strings s;
+  s.format = json{{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", schema}}}}.dump();
+  fill(s);
+  s.request.vocab = vocab.get();
+  CHECK_THROWS_WITH(seatrt::parsers::gemma4::Gemma4Parser("", s.request),
+                    Catch::Contains("$ref chain at '#/$defs/a") && Catch::Contains("more than 128"));
+  // A short chain of the same kind is fine.
+  json short_defs = json::object();
+  json short_alternatives = json::array();
+  for (int i = 9; i >= 0; --i) {
+    const std::string name = "a" + std::to_string(i);
+    short_defs[name] = i == 9 ? json{{"type", "string"}} : json{{"$ref", "#/$defs/a" + std::to_string(i + 1)}};
+    short_alternatives.push_back({{"$ref", "#/$defs/" + name}});
+  }
+  s.format = json{{"type", "json_schema"},
+                  {"json_schema", {{"name", "x"}, {"schema", {{"anyOf", short_alternatives}, {"$defs", short_defs}}}}}}
+                 .dump();
+  fill(s);
+  s.request.vocab = vocab.get();
+  CHECK_NOTHROW(seatrt::parsers::gemma4::Gemma4Parser("", s.request));
+  s.format = R"({"type": "json_schema", "json_schema": {"schema": {"$ref": "#"}}})";
+  fill(s);
+  s.request.vocab = vocab.get();
+  CHECK_THROWS_WITH(seatrt::parsers::gemma4::Gemma4Parser("", s.request), Catch::Contains("unresolved $ref '#'"));
+}
+
+TEST_CASE("the matcher fails cleanly on a cycle of alternatives the compiler did not refuse",
+          "[parsers][constrained]") {
+  using namespace seatrt::parsers::gemma4;
+  const json string_schema = {{"type", "string"}};
+  // Graphs built by hand, past the compiler's checks: a union that is its
+  // own alternative, a two-union loop behind a real alternative, and a
+  // 100000-long acyclic chain of unions.
+  for (int shape = 0; shape < 3; ++shape) {
+    INFO("shape " << shape);
+    Grammar g = compile_json(&string_schema, RootOptions{}, GrammarLimits{});
+    const int str = g.nodes[static_cast<size_t>(g.root)].children[0];
+    Node u;
+    u.kind = NodeKind::kUnion;
+    const int first = static_cast<int>(g.nodes.size());
+    if (shape == 0) {
+      g.nodes.push_back(u);
+      g.nodes.back().children = {first};
+    } else if (shape == 1) {
+      g.nodes.push_back(u);
+      g.nodes.push_back(u);
+      g.nodes[static_cast<size_t>(first)].children = {str, first + 1};
+      g.nodes[static_cast<size_t>(first + 1)].children = {first};
+    } else {
+      for (int i = 0; i < 100000; ++i) {
+        g.nodes.push_back(u);
+        g.nodes.back().children = {first + i + 1};
+      }
+      g.nodes.back().children = {str};
+    }
+    g.nodes[static_cast<size_t>(g.root)].children = {first};
+    Matcher m(g);
+    CHECK_FALSE(m.can_end());
+    if (shape == 1) {
+      Matcher ok(m);
+      CHECK(ok.step('"', false));  // the string alternative comes first
+      CHECK(ok.step('a', false));
+    }
+    Matcher bad(m);
+    CHECK_FALSE(bad.step('1', false));
+    // The mask of such a state is computed without crashing, too.
+    const TestVocab vocab = constrained_vocab();
+    ConstrainedDecoder decoder(std::make_shared<const Grammar>(g), shared_token_trie(*vocab.get()), *vocab.get());
+    const size_t words = (static_cast<size_t>(vocab.size()) + 31) / 32;
+    std::vector<uint32_t> mask(words);
+    decoder.allowed(mask.data(), words);
+    const int32_t quote = vocab.id("\"");
+    CHECK(static_cast<bool>(mask[static_cast<size_t>(quote) / 32] >> (quote % 32) & 1) == (shape == 1));
+  }
+}
+
+TEST_CASE("recursive schemas (a tree through array items, a list through a property) still constrain the output",
+          "[parsers][constrained]") {
+  // Each with the nesting that random output must reach: the tree, 15
+  // levels of object and array, reaches the Matcher's bound of 32 frames
+  // (the root, one per object or array, one for the innermost value), where
+  // a key or a ',' whose value could not end within it is no longer offered
+  // (it once was, and the mask then came out empty); the list, whose "next"
+  // is taken about one time in two, goes less deep.
+  const std::pair<json, int> nodes[] = {
+      {json::parse(R"({"type": "object", "properties": {
+          "name": {"type": "string", "maxLength": 4},
+          "children": {"type": "array", "items": {"$ref": "#/$defs/node"}, "maxItems": 2}},
+        "required": ["name"]})"),
+       28},
+      {json::parse(R"({"type": "object", "properties": {
+          "value": {"type": "integer"}, "next": {"$ref": "#/$defs/node"}},
+        "required": ["value"]})"),
+       10}};
+  const TestVocab vocab = constrained_vocab();
+  std::mt19937 rng(17);
+  for (const auto& [node, expected_nesting] : nodes) {
+    const json schema = {{"$defs", {{"node", node}}}, {"$ref", "#/$defs/node"}};
+    // A tool's parameters must be an object: the recursive value sits under one key.
+    const json params = {{"$defs", {{"node", node}}},
+                         {"type", "object"},
+                         {"properties", {{"root", {{"$ref", "#/$defs/node"}}}}},
+                         {"required", {"root"}}};
+    int deepest_json = 0, deepest_call = 0;
+    for (int run = 0; run < kRuns; ++run) {
+      Strings s;
+      s.kwargs = run % 5 == 0 ? R"({"enable_thinking": true})" : "{}";
+      s.format = json{{"type", "json_schema"}, {"json_schema", {{"name", "rec"}, {"schema", schema}}}}.dump();
+      fill(s);
+      const Outcome o = generate(vocab, s.request, rng);
+      INFO("output " << o.text);
+      CHECK(o.finish == SEATRT_FINISH_STOP);
+      const json value = json::parse(o.message["content"].get<std::string>());
+      record(schema, value);
+      const auto e = validate(value, schema, schema);
+      CHECK_FALSE(e.has_value());
+      deepest_json = std::max(deepest_json, nesting(value));
+
+      Strings t;
+      t.kwargs = s.kwargs;
+      t.tools =
+          json::array({{{"type", "function"}, {"function", {{"name", "search"}, {"parameters", params}}}}}).dump();
+      t.choice = R"({"type": "function", "function": {"name": "search"}})";
+      fill(t);
+      const Outcome call = generate(vocab, t.request, rng);
+      INFO("call " << call.text);
+      REQUIRE(call.message.contains("tool_calls"));
+      REQUIRE(call.message["tool_calls"].size() == 1);
+      const json args = json::parse(call.message["tool_calls"][0]["function"]["arguments"].get<std::string>());
+      record(params, args);
+      const auto ce = validate(args, params, params);
+      CHECK_FALSE(ce.has_value());
+      REQUIRE(args.contains("root"));
+      deepest_call = std::max(deepest_call, nesting(args["root"]));
+    }
+    INFO("schema " << schema.dump());
+    CHECK(deepest_json >= expected_nesting);
+    CHECK(deepest_call >= expected_nesting);
+  }
+}
+
+TEST_CASE("a recursive schema with no finite value is refused", "[parsers][constrained]") {
+  TestVocab vocab = constrained_vocab();
+  for (const char* text : {
+           R"({"$ref": "#/$defs/n", "$defs": {"n": {"type": "object", "properties": {"next": {"$ref": "#/$defs/n"}},
+               "required": ["next"]}}})",
+           R"({"$ref": "#/$defs/n", "$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"},
+               "minItems": 1}}})",
+           R"({"type": "object", "properties": {"x": {"$ref": "#/$defs/n"}}, "required": ["x"],
+               "$defs": {"n": {"anyOf": [{"type": "array", "items": {"$ref": "#/$defs/n"}, "minItems": 2},
+                                         {"type": "object", "properties": {"y": {"$ref": "#/$defs/n"}},
+                                          "required": ["y"]}]}}})"}) {
+    const json schema = json::parse(text);
+    INFO("schema " << schema.dump());
+    Strings s;
+    s.format = json{{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", schema}}}}.dump();
+    fill(s);
+    s.request.vocab = vocab.get();
+    CHECK_THROWS_WITH(seatrt::parsers::gemma4::Gemma4Parser("", s.request),
+                      Catch::Contains("no value that fits in 31 levels of nesting"));
+    if (schema.value("type", "") == "object") {
+      Strings t;
+      t.tools = json::array({{{"type", "function"}, {"function", {{"name", "f"}, {"parameters", schema}}}}}).dump();
+      t.choice = R"("required")";
+      fill(t);
+      t.request.vocab = vocab.get();
+      CHECK_THROWS_WITH(seatrt::parsers::gemma4::Gemma4Parser("", t.request),
+                        Catch::Contains("no value that fits in 31 levels of nesting"));
+    }
+  }
+  // The same recursion left optional is fine: the Matcher ends it in time.
+  Strings s;
+  s.format = R"({"type": "json_schema", "json_schema": {"schema": {"$ref": "#/$defs/n", "$defs": {"n":
+      {"type": "object", "properties": {"next": {"$ref": "#/$defs/n"}}}}}}})";
+  fill(s);
+  s.request.vocab = vocab.get();
+  CHECK_NOTHROW(seatrt::parsers::gemma4::Gemma4Parser("", s.request));
 }

@@ -72,6 +72,18 @@ TEST_CASE("the plugin library serves one request through the C ABI", "[parsers][
   CHECK(std::string(status_message(st)).find("nope") != std::string::npos);
   status_free(st);
   CHECK(parser == nullptr);
+  // So is a schema whose $ref chain loops without writing anything (it once
+  // overflowed the stack when the decoder reached it).
+  bad = request;
+  bad.tools_json = R"([{"type": "function", "function": {"name": "f", "parameters": {"type": "object",
+      "properties": {"x": {"$ref": "#/$defs/a"}}, "required": ["x"], "$defs": {"a": {"$ref": "#/$defs/a"}}}}}])";
+  bad.tool_choice_json = "\"required\"";
+  st = api->create("", &bad, &parser);
+  REQUIRE(st != nullptr);
+  CHECK(status_code(st) == SEATRT_ERR_INVALID_ARG);
+  CHECK(std::string(status_message(st)).find("$ref chain at '#/$defs/a' refers back to itself") != std::string::npos);
+  status_free(st);
+  CHECK(parser == nullptr);
 
   REQUIRE(api->create("", &request, &parser) == nullptr);
   REQUIRE(parser != nullptr);

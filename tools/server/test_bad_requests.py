@@ -6,7 +6,8 @@ but not as the float the sampler takes, token ids beyond int32, wrong types
 and template refusals on /tokenize, a tool schema with an empty type list.
 A later sweep: chat_template_kwargs replacing the validated messages or
 tools, integers beyond int64 read as negative ones, n above max_queue
-answered 429 forever.
+answered 429 forever.  Another: a schema whose $ref chain loops without
+passing through an object or array (it overflowed the parser plugin's stack).
 Run: python3 test_bad_requests.py (SEATRT_BUILD_DIR names the build tree)."""
 
 import json
@@ -91,6 +92,47 @@ class BadRequestsTest(SharedSeatTest):
             "model": MODEL, "max_tokens": 4, "messages": [{"role": "user", "content": "x"}],
             "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": []}}}],
             "tool_choice": "required"}, contains="type")
+
+    def test_schema_ref_cycles_that_write_nothing(self):
+        cycles = [
+            ({"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/a"}}}, "#/$defs/a"),
+            ({"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}}, "#/$defs/a"),
+            ({"$ref": "#/definitions/a",
+              "definitions": {"a": {"$ref": "#/definitions/b"}, "b": {"$ref": "#/definitions/a"}}}, "#/definitions/a"),
+            ({"anyOf": [{"$ref": "#/$defs/a"}, {"type": "string"}],
+              "$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}, {"type": "string"}]}}}, "#/$defs/a"),
+            ({"$ref": "#/$defs/a", "$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}]}}}, "#/$defs/a"),
+            ({"type": "object", "properties": {"x": {"$ref": "#/$defs/a"}}, "required": ["x"],
+              "$defs": {"a": {"$ref": "#/$defs/a"}}}, "#/$defs/a"),
+        ]
+        messages = [{"role": "user", "content": "x"}]
+        for schema, pointer in cycles:
+            with self.subTest(schema=schema):
+                expected = "$ref chain at '%s' refers back to itself" % pointer
+                self.assert_400("/v1/chat/completions", {
+                    "model": MODEL, "max_tokens": 4, "messages": messages,
+                    "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}},
+                    contains=expected)
+                if schema.get("type") == "object":
+                    for choice in ("required", {"type": "function", "function": {"name": "f"}}):
+                        self.assert_400("/v1/chat/completions", {
+                            "model": MODEL, "max_tokens": 4, "messages": messages,
+                            "tools": [{"type": "function", "function": {"name": "f", "parameters": schema}}],
+                            "tool_choice": choice}, contains=expected)
+        # Recursion through an object or array is fine (a tree of nodes).
+        node = {"type": "object", "properties": {
+            "name": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+            "required": ["name"]}
+        tree = {"type": "object", "properties": {"root": {"$ref": "#/$defs/node"}}, "required": ["root"],
+                "$defs": {"node": node}}
+        status, text, _ = self.seat.post("/v1/chat/completions", {
+            "model": MODEL, "max_tokens": 4, "messages": messages,
+            "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": tree}}})
+        self.assertEqual(status, 200, text)
+        status, text, _ = self.seat.post("/v1/chat/completions", {
+            "model": MODEL, "max_tokens": 4, "messages": messages,
+            "tools": [{"type": "function", "function": {"name": "f", "parameters": tree}}], "tool_choice": "required"})
+        self.assertEqual(status, 200, text)
 
 
 class TemplateVariablesAndIntegersTest(SharedSeatTest):

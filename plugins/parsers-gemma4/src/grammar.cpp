@@ -1,9 +1,14 @@
 #include "grammar.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <queue>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -85,7 +90,7 @@ void build_marker_automaton(Grammar& g) {
 
 class Compiler {
  public:
-  Compiler(Grammar& g, const json* document) : g_(g), document_(document) {}
+  Compiler(Grammar& g, const json* document) : g_(g), document_(document), first_node_(g.nodes.size()) {}
 
   int add(Node node) {
     g_.nodes.push_back(std::move(node));
@@ -225,7 +230,9 @@ class Compiler {
     }
     if (!target) throw std::invalid_argument("unresolved $ref '" + path + "'");
     // A union of one stands in while the target compiles, so a recursive
-    // schema becomes a cycle in the graph (the Matcher bounds its depth).
+    // schema becomes a cycle in the graph: the Matcher bounds its depth when
+    // the cycle goes through an object or array; check_chains() refuses one
+    // that does not (it would consume nothing on the way round).
     Node forward;
     forward.kind = NodeKind::kUnion;
     const int id = add(forward);
@@ -321,11 +328,163 @@ class Compiler {
     throw std::invalid_argument("unknown schema type '" + type + "'");
   }
 
+  // A union (or any-value) node: the Matcher passes it without consuming a
+  // byte, choosing an alternative.
+  bool passes(int id) const {
+    const NodeKind kind = g_.nodes[static_cast<size_t>(id)].kind;
+    return kind == NodeKind::kUnion || kind == NodeKind::kAnyValue;
+  }
+
+  std::string chain_error(int id, const std::string& problem) const {
+    auto it = std::find_if(ref_cache_.begin(), ref_cache_.end(), [&](const auto& r) { return r.second == id; });
+    return "the schema's $ref chain at '" + it->first + "' " + problem;
+  }
+
+ public:
+  // Refuses what the Matcher cannot walk among the nodes compiled here: a
+  // loop of $ref, anyOf, oneOf and allOf that comes back to where it started
+  // without consuming a character (it would recurse forever), and a run of
+  // them longer than kMaxUnionChain.  Only a $ref can close a loop (every
+  // other node gets its children before it exists), so one is always there
+  // to name.  Iterative: the graph may be as long as the schema.
+  void check_chains() const {
+    const size_t n = g_.nodes.size();
+    enum : uint8_t { kNew, kOnPath, kDone };
+    std::vector<uint8_t> state(n, kNew);
+    std::vector<uint32_t> run(n, 0);           // the longest run of passing nodes from here
+    std::vector<std::pair<int, size_t>> path;  // node, next child to visit
+    const auto named = [&](int id) {
+      return std::any_of(ref_cache_.begin(), ref_cache_.end(), [&](const auto& r) { return r.second == id; });
+    };
+    for (size_t start = first_node_; start < n; ++start) {
+      if (state[start] != kNew || !passes(static_cast<int>(start))) continue;
+      state[start] = kOnPath;
+      path.emplace_back(static_cast<int>(start), 0);
+      while (!path.empty()) {
+        const int id = path.back().first;
+        const std::vector<int>& children = g_.nodes[static_cast<size_t>(id)].children;
+        if (path.back().second < children.size()) {
+          const int child = children[path.back().second++];
+          if (!passes(child)) continue;
+          const auto c = static_cast<size_t>(child);
+          if (state[c] == kOnPath) {
+            auto on_loop = std::find_if(path.begin(), path.end(), [&](const auto& p) { return p.first == child; });
+            auto ref = std::find_if(on_loop, path.end(), [&](const auto& p) { return named(p.first); });
+            const std::string problem = "refers back to itself without passing through an object or array";
+            if (ref == path.end()) throw std::invalid_argument("the schema " + problem);
+            throw std::invalid_argument(chain_error(ref->first, problem));
+          }
+          if (state[c] == kNew) {
+            state[c] = kOnPath;
+            path.emplace_back(child, 0);
+          }
+          continue;
+        }
+        uint32_t longest = 0;
+        for (int child : children) {
+          if (passes(child)) longest = std::max(longest, run[static_cast<size_t>(child)]);
+        }
+        run[static_cast<size_t>(id)] = longest + 1;
+        state[static_cast<size_t>(id)] = kDone;
+        if (longest + 1 > kMaxUnionChain) {
+          // Name the first $ref down the longest run.
+          int at = id;
+          while (!named(at)) {
+            const std::vector<int>& next = g_.nodes[static_cast<size_t>(at)].children;
+            auto down = std::find_if(next.begin(), next.end(), [&](int c) {
+              return passes(c) && run[static_cast<size_t>(c)] + 1 == run[static_cast<size_t>(at)];
+            });
+            if (down == next.end()) throw std::invalid_argument("schema nests too deeply");
+            at = *down;
+          }
+          throw std::invalid_argument(chain_error(
+              at, "goes through more than " + std::to_string(kMaxUnionChain) +
+                      " references and alternatives before it reaches an object, array or value"));
+        }
+        path.pop_back();
+      }
+    }
+  }
+
+ private:
   Grammar& g_;
   const json* document_;
+  size_t first_node_;  // the nodes before are another compiler's
   std::map<uint32_t, int> any_cache_;
   std::map<std::string, int> ref_cache_;
 };
+
+// Sets every node's min_frames: Knuth's generalization of Dijkstra's
+// algorithm (a node is measured once its value is known to be the least: an
+// object or array when the last part it needs is, a union with its first
+// alternative).  The roots are not measured (their values are checked apart).
+void measure_frames(Grammar& g) {
+  const size_t n = g.nodes.size();
+  std::vector<std::vector<int>> users(n);  // the objects, arrays and unions that need a node
+  std::vector<uint32_t> waiting(n, 0);     // objects and arrays: parts not measured yet
+  std::vector<bool> done(n, false);
+  using Entry = std::pair<uint32_t, int>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
+  const auto is_union = [&](size_t i) {
+    return g.nodes[i].kind == NodeKind::kUnion || g.nodes[i].kind == NodeKind::kAnyValue;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    Node& node = g.nodes[i];
+    node.min_frames = UINT32_MAX;
+    const int id = static_cast<int>(i);
+    switch (node.kind) {
+      case NodeKind::kObject:
+        for (const Property& p : node.properties) {
+          if (!p.required) continue;
+          users[static_cast<size_t>(p.node)].push_back(id);
+          ++waiting[i];
+        }
+        break;
+      case NodeKind::kArray:
+        if (node.min_items > 0) {
+          users[static_cast<size_t>(node.items)].push_back(id);
+          ++waiting[i];
+        }
+        break;
+      case NodeKind::kUnion:
+      case NodeKind::kAnyValue:
+        for (int child : node.children) users[static_cast<size_t>(child)].push_back(id);
+        break;
+      case NodeKind::kToolCalls:
+      case NodeKind::kJsonRoot:
+        node.min_frames = 1;
+        done[i] = true;
+        break;
+      default:
+        break;
+    }
+    if (!done[i] && !is_union(i) && waiting[i] == 0) ready.emplace(1, id);
+  }
+  while (!ready.empty()) {
+    const auto [frames, id] = ready.top();
+    ready.pop();
+    const auto i = static_cast<size_t>(id);
+    if (done[i]) continue;
+    done[i] = true;
+    g.nodes[i].min_frames = frames;
+    for (int user : users[i]) {
+      const auto u = static_cast<size_t>(user);
+      if (done[u]) continue;
+      if (is_union(u)) {
+        ready.emplace(frames, user);
+      } else if (--waiting[u] == 0) {
+        ready.emplace(frames + 1, user);  // the last part measured is the deepest
+      }
+    }
+  }
+}
+
+// The value under a root must fit in the frames the root leaves.
+void check_fits(const Grammar& g, int value) {
+  if (g.nodes[static_cast<size_t>(value)].min_frames <= kMaxNesting - 1) return;
+  throw std::invalid_argument("the schema has no value that fits in " + std::to_string(kMaxNesting - 1) +
+                              " levels of nesting (does a required property or minItems lead back to itself?)");
+}
 
 Node root_node(NodeKind kind, RootOptions root) {
   Node n;
@@ -358,6 +517,7 @@ Grammar compile_tool_calls(const std::vector<ToolSchema>& tools, bool many, Root
     const auto type = is_object ? tool.parameters->find("type") : json::const_iterator();
     if (is_object && (type == tool.parameters->end() || !type->is_string() || *type == "object")) {
       params = c.compile(*tool.parameters, 0);
+      c.check_chains();
       if (g.nodes[static_cast<size_t>(params)].kind != NodeKind::kObject &&
           g.nodes[static_cast<size_t>(params)].kind != NodeKind::kAnyObject) {
         params = c.any_object();
@@ -368,6 +528,8 @@ Grammar compile_tool_calls(const std::vector<ToolSchema>& tools, bool many, Root
     g.nodes[static_cast<size_t>(id)].literals.push_back(plain(tool.name));
     g.nodes[static_cast<size_t>(id)].children.push_back(params);
   }
+  measure_frames(g);
+  for (int params : g.nodes[static_cast<size_t>(id)].children) check_fits(g, params);
   g.root = id;
   return g;
 }
@@ -381,7 +543,10 @@ Grammar compile_json(const json* schema, RootOptions root, const GrammarLimits& 
   g.nodes.push_back(root_node(NodeKind::kJsonRoot, root));
   Compiler c(g, schema);
   const int value = schema ? c.compile(*schema, 0) : c.any_object();
+  c.check_chains();
   g.nodes[static_cast<size_t>(id)].children = {value};
+  measure_frames(g);
+  check_fits(g, value);
   g.root = id;
   return g;
 }

@@ -12,6 +12,9 @@
 // keys that their properties do not declare; an object or value with no
 // schema accepts any value.  Not enforced (documented): pattern, format,
 // minimum/maximum, minLength, uniqueItems, additionalProperties schemas.
+// Refused: a $ref chain (through $ref, anyOf, oneOf, allOf) that refers back
+// to itself without passing through an object or array, and a schema whose
+// every value nests deeper than the Matcher's bound (kMaxNesting).
 #pragma once
 
 #include <array>
@@ -24,6 +27,16 @@
 namespace seatrt::parsers::gemma4 {
 
 enum class Syntax { kNative, kJson };
+
+// The longest run of nodes that the Matcher walks without consuming a byte
+// (a $ref stands in as a union of one, and anyOf, oneOf and type lists are
+// unions): it recurses once per node of such a run.  A schema with a longer
+// run, or with a loop of them, is refused when it compiles; the Matcher
+// refuses a byte rather than walk further, whatever graph it is given.
+inline constexpr uint32_t kMaxUnionChain = 128;
+// The Matcher's stack of frames: the root, then one frame per object or
+// array being written and one for the value inside the innermost.
+inline constexpr uint32_t kMaxNesting = 32;
 
 // Bounds that make every constrained output finite (a model that never
 // closes a string would otherwise run to max_tokens).
@@ -80,6 +93,11 @@ struct Node {
   bool allow_thought = false;        // roots: an optional <|channel>...<channel|> first
   bool start_in_thought = false;     // roots: the prompt opened the channel already
   bool many_calls = false;           // kToolCalls: "required" (more than one allowed)
+  // The frames the Matcher needs to write the smallest value of this node,
+  // its own included (required properties and minItems nest); UINT32_MAX
+  // when every value contains another of itself.  The Matcher never starts a
+  // value that could not end within kMaxNesting.
+  uint32_t min_frames = 1;
 };
 
 struct Grammar {

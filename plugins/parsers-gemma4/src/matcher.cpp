@@ -93,7 +93,7 @@ bool Matcher::plain_body(PlainBody* out) const {
 }
 
 bool Matcher::push(int node_id) {
-  if (depth_ >= kMaxDepth) return false;
+  if (!fits(node_id)) return false;
   const Node& n = g_->nodes[static_cast<size_t>(node_id)];
   Frame f{};
   f.node = node_id;
@@ -104,19 +104,21 @@ bool Matcher::push(int node_id) {
   return true;
 }
 
-bool Matcher::deliver(int byte, bool special) {
+bool Matcher::deliver(int byte, bool special, uint32_t chain) {
   while (depth_ > 0) {
     Frame& top = frames_[depth_ - 1];
     const NodeKind kind = node(top).kind;
     if (kind == NodeKind::kUnion || kind == NodeKind::kAnyValue) {
-      // The first alternative that takes the byte is chosen for good.
-      if (byte == kEnd) return false;
+      // The first alternative that takes the byte is chosen for good.  Each
+      // union passed recurses once (the compiler refuses loops and longer
+      // runs of them; this bound keeps any other graph off the stack's end).
+      if (byte == kEnd || chain >= kMaxUnionChain) return false;
       const std::vector<int> alternatives = node(top).children;
       for (int alt : alternatives) {
         Matcher trial(*this);
         --trial.depth_;
         if (!trial.push(alt)) continue;
-        if (trial.deliver(byte, special)) {
+        if (trial.deliver(byte, special, chain + 1)) {
           assign(trial);
           return true;
         }
@@ -378,20 +380,26 @@ Matcher::Result Matcher::object(Frame& f, int byte, bool special) {
   }
   if (special || byte == kEnd) return Result::kReject;
   const bool native = g_->syntax == Syntax::kNative;
-  uint64_t required = 0;
+  uint64_t required = 0, fitting = 0;
   for (size_t i = 0; i < n.properties.size(); ++i) {
     if (n.properties[i].required) required |= 1ull << i;
+    if (fits(n.properties[i].node)) fitting |= 1ull << i;
   }
   const uint64_t unseen = all_bits(n.properties.size()) & ~f.seen;
+  // The keys that may still be written: those whose value can end within
+  // the frames left (a required one always can: the object's min_frames
+  // counted it before it was pushed).
+  const uint64_t open = unseen & fitting;
   const auto start_key = [&]() {
+    if (open == 0) return Result::kReject;
     if (!native) {
       if (byte != '"') return Result::kReject;
-      f.mask = unseen;
+      f.mask = open;
       f.pos = 0;
       f.phase = kObjKey;
       return Result::kTake;
     }
-    f.mask = unseen;
+    f.mask = open;
     f.pos = 0;
     f.phase = kObjKey;
     return object(f, byte, special);
@@ -432,7 +440,7 @@ Matcher::Result Matcher::object(Frame& f, int byte, bool special) {
       f.phase = kObjAfter;  // until the child finishes (child_done sets it again)
       return push(n.properties[f.aux].node) ? Result::kPushed : Result::kReject;
     case kObjAfter:
-      if (byte == ',' && unseen != 0) {
+      if (byte == ',' && open != 0) {
         f.phase = kObjKeyStart;
         return Result::kTake;
       }
@@ -456,6 +464,7 @@ Matcher::Result Matcher::any_object(Frame& f, int byte, bool special) {
       return Result::kTake;
     case kObjFirst:
       if (byte == '}') return Result::kTakeDone;
+      if (!fits(node(f).children[0])) return Result::kReject;  // no room for a value
       [[fallthrough]];
     case kObjKeyStart:
       f.pos = 0;
@@ -485,7 +494,7 @@ Matcher::Result Matcher::any_object(Frame& f, int byte, bool special) {
       f.phase = kObjAfter;
       return push(node(f).children[0]) ? Result::kPushed : Result::kReject;
     case kObjAfter:
-      if (byte == ',' && f.count < g_->limits.max_free_keys) {
+      if (byte == ',' && f.count < g_->limits.max_free_keys && fits(node(f).children[0])) {
         f.phase = kObjKeyStart;
         return Result::kTake;
       }
@@ -517,7 +526,7 @@ Matcher::Result Matcher::array(Frame& f, int byte, bool special) {
       f.phase = kArrAfter;
       return push(n.items) ? Result::kPushed : Result::kReject;
     case kArrAfter:
-      if (byte == ',' && f.count < n.max_items) {
+      if (byte == ',' && f.count < n.max_items && fits(n.items)) {
         f.phase = kArrNext;
         return Result::kTake;
       }

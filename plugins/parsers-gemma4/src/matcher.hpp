@@ -15,7 +15,7 @@ namespace seatrt::parsers::gemma4 {
 
 class Matcher {
  public:
-  static constexpr uint32_t kMaxDepth = 32;
+  static constexpr uint32_t kMaxDepth = kMaxNesting;
 
   explicit Matcher(const Grammar& grammar);
   Matcher(const Matcher& other) { assign(other); }
@@ -57,7 +57,9 @@ class Matcher {
   enum class Result { kTake, kTakeDone, kPass, kPushed, kReject, kAccept };
   static constexpr int kEnd = -1;
 
-  bool deliver(int byte, bool special);
+  // `chain`: the unions (and any-values) already passed on the way to this
+  // byte's consumer; past kMaxUnionChain the byte is refused.
+  bool deliver(int byte, bool special, uint32_t chain = 0);
   Result handle(Frame& f, int byte, bool special);
   Result literals(Frame& f, int byte, bool special);
   Result string_body(Frame& f, int byte, bool special);
@@ -71,6 +73,8 @@ class Matcher {
   Result thought_open(Frame& f, int byte, bool special);
   bool body_byte(Frame& f, uint8_t byte, uint32_t max_bytes);
   bool push(int node);
+  // Whether a value of `node` pushed now can end within kMaxDepth frames.
+  bool fits(int node) const { return g_->nodes[static_cast<size_t>(node)].min_frames <= kMaxDepth - depth_; }
   void child_done(Frame& parent);
   const Node& node(const Frame& f) const { return g_->nodes[static_cast<size_t>(f.node)]; }
 
