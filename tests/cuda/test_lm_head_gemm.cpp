@@ -1,9 +1,10 @@
-// The CUDA provider's opt-in [kernels.options] lm_head_gemm = true: a dense
-// BF16 weight (the LM head) at decode rows of F32 x runs on the prefill GEMM
-// core over x's two BF16 planes stacked as rows, then the planes' partial
-// products are summed.  Checked against the CPU provider (fp32) and against
-// the default context (the decode kernel, also two planes): close to both,
-// and not bit-identical to the default (evidence the other path ran).
+// The CUDA provider's [kernels.options] lm_head_gemm (on by default since
+// 2026-12-05): a dense BF16 weight (the LM head) at decode rows of F32 x runs
+// on the prefill GEMM core over x's two BF16 planes stacked as rows, then the
+// planes' partial products are summed.  Checked against the CPU provider
+// (fp32) and against a context with the option off (the decode kernel, also
+// two planes): close to both, and not bit-identical to the decode kernel
+// (evidence the other path ran); the default context takes the GEMM path.
 // Weights whose K is not a multiple of 64 keep the decode kernel.
 #include <catch2/catch.hpp>
 
@@ -17,24 +18,32 @@ namespace {
 // Two BF16 planes carry x within 2^-16; the products accumulate in fp32.
 constexpr double kPlanesBound = 1e-4;
 
-// A context with the option on (fixtures_gpu.hpp).
+// Contexts with the option on and off (fixtures_gpu.hpp).
 OptionContext& head() {
   static OptionContext c("lm_head_gemm = true");
   return c;
 }
+OptionContext& decode_kernel() {
+  static OptionContext c("lm_head_gemm = false");
+  return c;
+}
 
 // out = x W^T for a random dense BF16 W [n, k] and F32 x [rows, k] through
-// the option's context, the default context and the CPU provider.
+// the option's context, a context with it off, the default context and the
+// CPU provider.
 void check_dense(int64_t rows, int64_t n, int64_t k, bool expect_gemm) {
   Pair wd = both_random(SEATRT_DTYPE_BF16, {n, k}, 0.05f);
   const std::vector<uint8_t> raw = cuda().download(wd.cuda);
   seatrt_linear_weight wc = dense_bf16_weight(cuda(), raw, n, k), wp = dense_bf16_weight(cpu(), raw, n, k);
   Pair x = both_random(SEATRT_DTYPE_F32, {rows, k}, 2.0f);
-  Pair out = both_empty(SEATRT_DTYPE_F32, {rows, n}), base = both_empty(SEATRT_DTYPE_F32, {rows, n});
+  Pair out = both_empty(SEATRT_DTYPE_F32, {rows, n}), base = both_empty(SEATRT_DTYPE_F32, {rows, n}),
+       dflt_out = both_empty(SEATRT_DTYPE_F32, {rows, n});
   seatrt_linear_args lc{sizeof(seatrt_linear_args), &x.cuda, &wc, &out.cuda};
   head().run(cuda().api().linear, lc, "cuda linear (lm_head_gemm)");
   seatrt_linear_args lb{sizeof(seatrt_linear_args), &x.cuda, &wc, &base.cuda};
-  ok(cuda().api().linear(cuda().ctx(), cuda().stream(), &lb), "cuda linear (default)");
+  decode_kernel().run(cuda().api().linear, lb, "cuda linear (lm_head_gemm = false)");
+  seatrt_linear_args ld{sizeof(seatrt_linear_args), &x.cuda, &wc, &dflt_out.cuda};
+  ok(cuda().api().linear(cuda().ctx(), cuda().stream(), &ld), "cuda linear (default)");
   seatrt_linear_args lp{sizeof(seatrt_linear_args), &x.cpu, &wp, &out.cpu};
   ok(cpu().api().linear(cpu().ctx(), cpu().stream(), &lp), "cpu linear");
   const std::vector<float> got = cuda().download_f32(out.cuda), dflt = cuda().download_f32(base.cuda);
@@ -43,6 +52,7 @@ void check_dense(int64_t rows, int64_t n, int64_t k, bool expect_gemm) {
   CHECK(rel_error(got, dflt) <= kPlanesBound);
   if (expect_gemm) CHECK(got != dflt);
   else CHECK(got == dflt);
+  CHECK(cuda().download_f32(dflt_out.cuda) == got);  // the default is the option on
 }
 
 }  // namespace

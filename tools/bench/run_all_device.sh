@@ -82,7 +82,8 @@ fi
 # lines, e.g. $'prefill_bf16 = true\nlm_head_gemm = true'), to compare an
 # opt-in kernel path with the default in one call; PROFILE_B_LIMIT seconds.
 if { [ -n "${PROFILE_B_OPTIONS:-}" ] || [ -n "${PROFILE_B_ENV:-}" ]; } && [ "${PROFILE_B_LIMIT:-90}" -gt 0 ]; then
-  stamp "4a. decode step profile with kernel options '${PROFILE_B_OPTIONS//$'\n'/; }', environment '${PROFILE_B_ENV:-}'"
+  opts=${PROFILE_B_OPTIONS:-}
+  stamp "4a. decode step profile with kernel options '${opts//$'\n'/; }', environment '${PROFILE_B_ENV:-}'"
   mkdir -p "$work/profile_b"
   # PROFILE_B_ENV: space-separated NAME=value words, passed through env(1).
   # shellcheck disable=SC2086
