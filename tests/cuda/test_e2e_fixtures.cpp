@@ -25,6 +25,7 @@
 #include <cstdlib>
 
 #include "e2e_session.hpp"
+#include "scoped_env.hpp"
 #include "fixture_support.hpp"
 #include "seatrt/model/sequence_driver.hpp"
 
@@ -144,6 +145,15 @@ void check_fixture(const std::string& name, const std::filesystem::path& provide
 
 TEST_CASE("cuda: MoE fixture matches the HF reference end to end", "[e2e][cuda]") {
   check_fixture("gemma4-tiny-moe", cuda_plugin_path(), "cuda");
+}
+
+// The same under the decode switches prepared on 2026-12-05 and still
+// opt-in (scoped_env.hpp): the experts' branch on the main stream, route
+// blocks per 8 tokens (the 12-token prompt takes two), the MoE down's reads
+// before its PDL wait.
+TEST_CASE("cuda: MoE fixture matches the HF reference under the opt-in decode switches", "[e2e][cuda]") {
+  seatrt_test::ScopedEnv env(seatrt_test::opt_in_decode_switches());
+  check_fixture("gemma4-tiny-moe", cuda_plugin_path(), "cuda (opt-in switches)");
 }
 
 TEST_CASE("cuda: dense fixture matches the HF reference end to end", "[e2e][cuda]") {

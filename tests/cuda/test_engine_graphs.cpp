@@ -19,6 +19,7 @@
 #include "e2e_session.hpp"
 #include "engine_fixture_run.hpp"
 #include "fixture_support.hpp"
+#include "scoped_env.hpp"
 
 namespace seatrt::e2e {
 std::filesystem::path cuda_plugin_path();
@@ -67,4 +68,26 @@ TEST_CASE("engine on cuda: batched greedy decode, eager and from graphs, equals 
   }
   std::printf("engine on cuda: bf16 KV cache, %zu / %zu greedy continuations equal HF's\n", bf16_same_as_hf,
               prompts.size());
+}
+
+// The opt-in decode switches of 2026-12-05 (scoped_env.hpp) in the batched
+// decode the engine runs, eager and from graphs: fp32 KV equals HF.
+TEST_CASE("engine on cuda under the opt-in decode switches: batched greedy equals HF, eager and graphs",
+          "[cuda][engine]") {
+  seatrt_test::ScopedEnv env(seatrt_test::opt_in_decode_switches());
+  const auto dir = e2e::fixtures_dir() / "gemma4-tiny-moe";
+  const auto ref = test::read_json(dir / "reference.json");
+  const auto prompts = ref["prompts"].get<std::vector<std::vector<int32_t>>>();
+  const auto greedy = ref["greedy"].get<std::vector<std::vector<int32_t>>>();
+  const int32_t new_tokens = ref["greedy_new_tokens"].get<int32_t>();
+  auto session = e2e::open_session(e2e::plugin_dir(), e2e::cuda_plugin_path());
+  const auto& loaded = session->load(dir, 256);
+  const auto eager = test::run_engine_greedy(loaded, prompts, new_tokens, engine::KvDtype::fp32, false);
+  const auto graphs = test::run_engine_greedy(loaded, prompts, new_tokens, engine::KvDtype::fp32, true);
+  CHECK(graphs.graph_replays > 0);
+  for (size_t p = 0; p < prompts.size(); ++p) {
+    INFO("prompt " << p << ": " << eager.errors[p] << graphs.errors[p]);
+    CHECK(eager.tokens[p] == greedy[p]);
+    CHECK(graphs.tokens[p] == greedy[p]);
+  }
 }

@@ -19,6 +19,7 @@
 
 #include "fixtures_gpu.hpp"
 #include "harness.hpp"
+#include "scoped_env.hpp"
 
 using namespace seatrt_test;
 
@@ -133,6 +134,13 @@ TEST_CASE("route agrees with the CPU provider's sequence: fused decode sizes and
   run_case({5, SEATRT_DTYPE_BF16, SEATRT_DTYPE_F32, true});  // BF16 logits: the sequence
   run_case({5, SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16, true});  // BF16 gains: the sequence
   run_case({40, 0, SEATRT_DTYPE_F32, true});                  // the sequence, its own logits
+}
+
+TEST_CASE("route with SEATRT_ROUTE=groups (blocks per 8 tokens) agrees with the CPU provider's sequence") {
+  ScopedEnv env("SEATRT_ROUTE", "groups");
+  for (int64_t T : {1, 8, 9, 15, 16, 17, 24, 31, 32}) run_case({T, SEATRT_DTYPE_F32, SEATRT_DTYPE_F32, true});
+  run_case({20, 0, SEATRT_DTYPE_F32, true});                   // no logits buffer: the kernel's own
+  run_case({20, SEATRT_DTYPE_F32, SEATRT_DTYPE_F32, false});  // no expert_in
 }
 
 TEST_CASE("route: repeated launches on one stream reuse the arrival counter (bit-identical results)") {

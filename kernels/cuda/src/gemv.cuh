@@ -284,6 +284,11 @@ struct MoeDecodeChoice {
   // fit, up to 8): fewer is less shared memory per block (more blocks per
   // SM) and another pass over the weights, from L2, for an expert with more.
   int max_tile = 0;
+  // "e": the down kernel reads the router's ids, its expert's table entry and
+  // its first weight steps before its PDL wait, behind gate/up's work
+  // (gate/up then waits before it releases the down).  Opt-in until
+  // measured on a device (k_moe_decode.cu, pdl_begin).
+  bool down_early = false;
 };
 bool moe_decode_fits(const MoeProblem& p);
 size_t moe_decode_workspace_bytes(const MoeProblem& p);

@@ -243,6 +243,7 @@ MoeDecodeChoice moe_decode_choice() {
     // Load modes: a (cp.async stages, the default), r (register ring,
     // byte-wise scales: version 4), w (register ring, one scale load per row).
     if (n == 1 && p[0] == 'a') c.async_loads = true;
+    if (n == 1 && p[0] == 'e') c.down_early = true;
     if (n == 1 && (p[0] == 'r' || p[0] == 'w')) {
       c.async_loads = false;
       c.wide_scales = p[0] == 'w';

@@ -56,13 +56,32 @@ struct DecodeArgs {
   const float* route_w = nullptr;  // launch 2: router weight per assignment
   int32_t* counters = nullptr;     // per down chunk; zeroed by launch 1
   int32_t chunks = 0;
+  int32_t early = 0;  // MoeDecodeChoice::down_early (pdl_begin)
   Mat out;  // launch 2: [T, H]
 };
 
-__device__ __forceinline__ void pdl_start() {
-  asm volatile("griddepcontrol.launch_dependents;");
-  asm volatile("griddepcontrol.wait;" ::: "memory");
+// Programmatic dependent launch.  By default both launches release their
+// successor, then wait for the kernels before them.  With `early`
+// (MoeDecodeChoice::down_early, opt-in until measured on a device), launch 1
+// (gate/up) waits first and only then releases launch 2, so launch 2 knows
+// the router's ids are final and reads them, its expert's table entry and
+// its first weight steps before its own wait, behind launch 1's work: the
+// down's dependent chain ids -> table -> first weight bytes is ~3-4 us of
+// every MoE layer's critical path at batch 1 (CUPTI timeline, 2026-12-05).
+// Launch 2 writes nothing global before that wait.
+template <bool kGlu>
+__device__ __forceinline__ void pdl_begin(bool early) {
+  if (early) {
+    if (kGlu) asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;");
+  } else {
+    asm volatile("griddepcontrol.launch_dependents;");
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+  }
 }
+// Launch 2's wait where it needs launch 1's output (returns at once when
+// already waited; no flag is kept: the tight down kernel spilled one).
+__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 
 // One lane's weight bytes of one step (rows g and g+8, see mma_fp4.cuh) with
 // the group scales kept raw (two E4M3 bytes or two BF16 per row) and
@@ -379,7 +398,7 @@ __global__ void __launch_bounds__(256, kTight ? 3 : 2) moe_decode_kernel(DecodeA
     }
   }
   for (int i = tid; i < kMaxExperts / 32; i += blockDim.x) s_mask[i] = 0;
-  pdl_start();
+  pdl_begin<kGlu>(a.early != 0);
   // The mask must be zero before any thread sets a bit: without this barrier
   // a warp past its table copy set bits that warp 0 then cleared (lost
   // experts at 16+ tokens, where the ids reach warps 1..7; at <= 4 tokens
@@ -388,7 +407,9 @@ __global__ void __launch_bounds__(256, kTight ? 3 : 2) moe_decode_kernel(DecodeA
   if (kGlu && blockIdx.x == 0 && blockIdx.y == 0)
     for (int i = tid; i < a.chunks; i += blockDim.x) a.counters[i] = 0;  // launch 2 counts arrivals
   for (int i = tid; i < A; i += blockDim.x) {
-    const int e = a.ids[i];
+    // Launch 2 may read before its wait (early): from L2 (ld.global.cg),
+    // never a line of an earlier layer's ids left in this SM's L1.
+    const int e = kGlu ? a.ids[i] : __ldcg(a.ids + i);
     s_ids[i] = e;
     if (e >= 0 && e < E) atomicOr(&s_mask[e >> 5], 1u << (e & 31));
   }
@@ -417,7 +438,10 @@ __global__ void __launch_bounds__(256, kTight ? 3 : 2) moe_decode_kernel(DecodeA
   const int64_t r0 = int64_t(blockIdx.x) * rows_per_block;
   const int64_t r1 = r0 + rows_per_block < a.n ? r0 + rows_per_block : a.n;
   if (static_cast<int>(blockIdx.y) >= active) {
-    if (!kGlu && active == 0 && blockIdx.y == 0) sum_chunk(a, s_ids, r0, r1, true);
+    if (!kGlu && active == 0 && blockIdx.y == 0) {
+      pdl_wait();
+      sum_chunk(a, s_ids, r0, r1, true);
+    }
     return;
   }
   const int e = s_info[0];
@@ -452,6 +476,7 @@ __global__ void __launch_bounds__(256, kTight ? 3 : 2) moe_decode_kernel(DecodeA
                    (kLoad != 2 || (scales_aligned4(w) && scales_aligned4(wu)));
 
   if (!fp4) {
+    if (!kGlu) pdl_wait();
     generic_rows<kGlu>(a, w, wu, r0, r1, s_list, count);
   } else {
     // The warp's tile and its share of K.
@@ -494,6 +519,7 @@ __global__ void __launch_bounds__(256, kTight ? 3 : 2) moe_decode_kernel(DecodeA
 #pragma unroll
         for (int r = 0; r < kRing; ++r) issue(r, L[r]);
       }
+      if (!kGlu && t0 == 0) pdl_wait();  // launch 2, early: h is launch 1's (the first weight steps are in flight)
       __syncthreads();  // the previous pass's readers of xs and red are done
       stage_rows<kGlu, kPlanes>(a, s_list + t0, valid, xs);
       __syncthreads();
@@ -590,6 +616,7 @@ __global__ void __launch_bounds__(256, kTight ? 3 : 2) moe_decode_kernel(DecodeA
 
   // Launch 2: the last block of this chunk (over all experts in use) sums it
   // (the grid-barrier pattern: stores, fence, barrier, one arrival).
+  pdl_wait();  // the counters are zeroed by launch 1 (no-op after the one above)
   __threadfence();
   __syncthreads();
   if (tid == 0) {
@@ -715,6 +742,7 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
   g.h_lo_offset = A * p.intermediate;
   g.counters = ws.counters;
   g.chunks = static_cast<int32_t>(ceil_div(p.hidden, chunk_rows));
+  g.early = choice.down_early ? 1 : 0;
   const int load = choice.async_loads ? 2 : choice.wide_scales ? 1 : 0;
   const size_t stages = load == 2 ? size_t(kGluWarps) * kStages * kStageBytes : 0;
   const size_t red = (split > 1 ? sizeof(float) * 8 * 32 * kGluWarps : 0) + stages + 16;
@@ -757,6 +785,7 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
   d.route_w = p.weights;
   d.counters = ws.counters;
   d.chunks = g.chunks;
+  d.early = g.early;
   d.out = p.out;
   const dim3 grid_d(static_cast<unsigned>(g.chunks), slots);
   return launch_one<false, 2, kDownRing>(st, d, grid_d, static_cast<unsigned>(32 * down_warps), load, p.tokens > 4);

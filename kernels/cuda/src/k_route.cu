@@ -5,16 +5,25 @@
 // microseconds on the experts' branch, the longer of a MoE layer's two
 // branches (kernels/cuda/NOTES-decode.md, version 18).
 //
-// Block n (one per expert, as dense_small_n_kernel) reads the router's row
-// n once per pass of up to kRows tokens and every token's row of x (from
-// L2), and sums w * (x * router_gain) and x * x in one sweep:
+// Block (n, y) -- one per expert and, with SEATRT_ROUTE=groups, one per
+// group of up to 8 tokens -- reads the router's row n and its tokens' rows of
+// x (from L2) in passes of up to kRows tokens, and sums w * (x * router_gain)
+// and x * x in one sweep:
 //   logit[t, n] = rsqrt(mean(x[t]^2) + eps) * sum_c w[n, c] x[t, c] g[c]
 // which is rmsnorm(x) * g . w with the 1/rms taken out of the sum (the
-// contract allows this order of rounding).  Every block thus knows every
-// token's 1/rms and writes its slice of expert_in = x * inv * expert_gain
-// (the multiplications in rms_norm's order).  The last block to finish
-// (an arrival counter, the grid-barrier fence pattern) reads the logits back
-// from L2 and runs each row's softmax and top-k in a warp.
+// contract allows this order of rounding).  Every block thus knows its
+// tokens' 1/rms and writes its slice of their expert_in = x * inv *
+// expert_gain (the multiplications in rms_norm's order).  The last block to
+// finish (an arrival counter, the grid-barrier fence pattern) reads the
+// logits back from L2 and runs each row's softmax and top-k in a warp.
+// Why token groups (opt-in until measured on a device): with one block per
+// expert for all 32 tokens every block reads 360 KB of x, and the kernel
+// took 42 us at 32 tokens against 12 at 1 (CUPTI timeline, 2026-12-05), on
+// the critical path of every MoE layer; groups of 8 make 4x the blocks, each
+// reading 90 KB.
+#include <cstdlib>
+#include <cstring>
+
 #include "device_common.cuh"
 #include "pdl.cuh"
 #include "route.hpp"
@@ -68,8 +77,11 @@ __global__ void __launch_bounds__(kThreads) route_kernel(RouteProblem a) {
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int T = static_cast<int>(a.x.rows);
   const float* xs = static_cast<const float*>(a.x.data);
+  // This block's passes: tokens [m0, m0 + kRows) for m0 = y * kRows, then
+  // every gridDim.y * kRows tokens on.
+  const int first = static_cast<int>(blockIdx.y) * kRows, stride = static_cast<int>(gridDim.y) * kRows;
 
-  for (int m0 = 0; m0 < T; m0 += kRows) {
+  for (int m0 = first; m0 < T; m0 += stride) {
     const int rows = T - m0 < kRows ? T - m0 : kRows;
     float dot[kRows] = {}, ss[kRows] = {};
     auto accumulate = [&](int64_t c, const float (&wg)[8]) {
@@ -114,17 +126,20 @@ __global__ void __launch_bounds__(kThreads) route_kernel(RouteProblem a) {
     __syncthreads();
   }
 
-  // This block's slice of expert_in (columns [c0, c1) of every row).
+  // This block's slice of expert_in: columns [c0, c1) of its tokens' rows.
   if (a.expert_in) {
     const int64_t per = (a.h + gridDim.x - 1) / gridDim.x;
     const int64_t c0 = int64_t(n) * per, c1 = c0 + per < a.h ? c0 + per : a.h;
     const int64_t width = c1 > c0 ? c1 - c0 : 0;
-    for (int64_t i = threadIdx.x; i < int64_t(T) * width; i += kThreads) {
-      const int r = static_cast<int>(i / width);
-      const int64_t c = c0 + i % width;
-      float v = xs[r * a.x.row_stride + c] * inv_rms[r];
-      if (a.expert_gain) v *= a.expert_gain[c];
-      a.expert_in[r * a.expert_in_stride + c] = v;
+    for (int m0 = first; m0 < T; m0 += stride) {
+      const int rows = T - m0 < kRows ? T - m0 : kRows;
+      for (int64_t i = threadIdx.x; i < int64_t(rows) * width; i += kThreads) {
+        const int r = m0 + static_cast<int>(i / width);
+        const int64_t c = c0 + i % width;
+        float v = xs[r * a.x.row_stride + c] * inv_rms[r];
+        if (a.expert_gain) v *= a.expert_gain[c];
+        a.expert_in[r * a.expert_in_stride + c] = v;
+      }
     }
   }
 
@@ -132,7 +147,7 @@ __global__ void __launch_bounds__(kThreads) route_kernel(RouteProblem a) {
   // before arriving); it routes every row, one warp per row.
   __threadfence();
   __syncthreads();
-  if (threadIdx.x == 0) is_last = atomicAdd(a.counter, 1) == static_cast<int>(gridDim.x) - 1;
+  if (threadIdx.x == 0) is_last = atomicAdd(a.counter, 1) == static_cast<int>(gridDim.x * gridDim.y) - 1;
   __syncthreads();
   if (!is_last) return;
   __threadfence();
@@ -156,8 +171,21 @@ bool route_fused_fits(const RouteProblem& p) {
          (!p.router_gain || aligned16(p.router_gain));
 }
 
+namespace {
+
+// SEATRT_ROUTE=groups (read at each launch; a switch until measured on a
+// device): blocks per group of 8 tokens instead of one pass over all tokens.
+bool route_token_groups() {
+  const char* v = std::getenv("SEATRT_ROUTE");
+  return v && std::strcmp(v, "groups") == 0;
+}
+
+}  // namespace
+
 int launch_route_fused(Stream s, const RouteProblem& p) {
-  (void)launch_pdl(p.x.rows <= 8 ? route_kernel<8> : route_kernel<32>, static_cast<unsigned>(p.e), kThreads, 0,
+  const bool groups = route_token_groups() && p.x.rows > 8;
+  const dim3 grid(static_cast<unsigned>(p.e), groups ? static_cast<unsigned>((p.x.rows + 7) / 8) : 1u);
+  (void)launch_pdl(p.x.rows <= 8 || groups ? route_kernel<8> : route_kernel<32>, grid, kThreads, 0,
                    static_cast<cudaStream_t>(s), p);
   return static_cast<int>(cudaGetLastError());
 }

@@ -40,9 +40,10 @@ struct RouteProblem {
 // sizes above, e <= 256, top_k <= 32).
 bool route_fused_fits(const RouteProblem& p);
 
-// One launch (PDL): blocks one per expert compute the logits (the norm's
-// 1/rms applied after the product) and a slice of expert_in each; the last
-// block to finish runs the softmax and top-k of every row (router_topk.cuh).
+// One launch (PDL): blocks, one per expert (and group of 8 tokens under
+// SEATRT_ROUTE=groups), compute the logits (the norm's 1/rms applied after
+// the product) and a slice of their tokens' expert_in each; the last block
+// to finish runs the softmax and top-k of every row (router_topk.cuh).
 int launch_route_fused(Stream s, const RouteProblem& p);
 
 }  // namespace seatrt::cuda

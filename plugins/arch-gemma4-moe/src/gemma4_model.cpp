@@ -292,6 +292,13 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
   // "moe": only the experts' branch forks; otherwise q's norm and RoPE also
   // run on `side` beside k's and v's norms and the KV store.
   const bool fork_q = fork && !(streams_env && std::string(streams_env) == "moe");
+  // A MoE layer's experts' branch goes to `side` and the dense MLP stays on
+  // `stream` (version 16, measured).  "experts-main" (opt-in until measured
+  // on a device) swaps them: the experts' branch -- the longer one -- stays
+  // on `stream`, so its first kernel (route) launches early under PDL and
+  // prefetches the router's weights, which a kernel after a cross-stream
+  // wait cannot, and the shorter dense MLP takes the cross-stream wait.
+  const bool experts_side = !(streams_env && std::string(streams_env) == "experts-main");
   const Ops side(k_, ctx_, fork ? side_ : stream);
   auto order = [&](seatrt_stream waiter, seatrt_stream signaler) {
     if (fork) sdk::throw_if_error(k_->stream_wait(ctx_, waiter, signaler));
@@ -383,14 +390,17 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
     // branch's norm, the expert branch's, their sum's and the layer's end
     // below in one call after the join.
     const bool pair = c_.moe && ops.has_add_rms_norm_pair(t);
-    // Fork: the experts' branch (on `side`) reads h, ready here; the dense
-    // MLP stays on `stream`.  They meet again before the expert branch's norm.
+    // Fork: one branch goes to `side` (h and x are ready here); they meet
+    // again on `stream` before the layer's end.  `dense` runs the dense
+    // MLP, `experts` the router and the experts.
     if (c_.moe) order(side_, stream);
-    ops.linear_glu(x, w.gate_proj, w.up_proj, gate, up, act);
-    ops.linear(act, w.down_proj, branch);
+    const Ops& dense = c_.moe && !experts_side ? side : ops;
+    const Ops& experts = experts_side ? side : ops;
+    dense.linear_glu(x, w.gate_proj, w.up_proj, gate, up, act);
+    dense.linear(act, w.down_proj, branch);
     if (c_.moe) {
       const int64_t e = c_.num_experts, k = c_.top_k;
-      if (!pair) ops.rms_norm(branch, &w.post_ff_norm_1, eps, m1);
+      if (!pair) dense.rms_norm(branch, &w.post_ff_norm_1, eps, m1);
       // Router on the un-normed residual: RMSNorm with the folded
       // scale x H^-1/2 weight (fold_router_scale); it and the experts'
       // input are norms of h with two gains, one call (ABI 1.2
@@ -400,18 +410,19 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
       seatrt_tensor ids = view(ws_.router_ids, SEATRT_DTYPE_I32, {t, k}, dk);
       seatrt_tensor weights = f32(ws_.router_weights, {t, k});
       seatrt_tensor ein = f32(ws_.expert_in, {t, hs}), eout = f32(ws_.expert_out, {t, hs});
-      if (side.has_route()) {
+      if (experts.has_route()) {
         // ABI 1.5: the two norms, the router Linear and top-k in one call.
-        side.route(h, eps, &w.router_input_weight, w.router_proj, c_.top_k, &w.per_expert_scale, &w.pre_ff_norm_2,
-                   &ein, ids, weights);
+        experts.route(h, eps, &w.router_input_weight, w.router_proj, c_.top_k, &w.per_expert_scale, &w.pre_ff_norm_2,
+                      &ein, ids, weights);
       } else {
         const seatrt_tensor* norm_w[2] = {&w.router_input_weight, &w.pre_ff_norm_2};
         seatrt_tensor* norm_out[2] = {&r, &ein};
-        side.rms_norm_multi(h, eps, 2, norm_w, norm_out);
-        side.linear(r, w.router_proj, logits);
-        side.router_topk(logits, c_.top_k, &w.per_expert_scale, ids, weights);
+        experts.rms_norm_multi(h, eps, 2, norm_w, norm_out);
+        experts.linear(r, w.router_proj, logits);
+        experts.router_topk(logits, c_.top_k, &w.per_expert_scale, ids, weights);
       }
-      side.moe(c_.num_experts, ein, ids, weights, w.expert_gate.data(), w.expert_up.data(), w.expert_down.data(), eout);
+      experts.moe(c_.num_experts, ein, ids, weights, w.expert_gate.data(), w.expert_up.data(), w.expert_down.data(),
+                  eout);
       order(stream, side_);  // join: eout and the dense branch both ready on `stream`
       trace(li, "router_ids", ids);
       trace(li, "router_weights", weights);
