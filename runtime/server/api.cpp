@@ -5,6 +5,7 @@
 #include <ctime>
 #include <thread>
 
+#include "access_log.hpp"
 #include "api_error.hpp"
 #include "json_text.hpp"
 #include "generation.hpp"
@@ -125,23 +126,32 @@ void Api::reply_json(ResponseWriter& w, int status, const json& body, int& statu
 }
 
 void Api::handle(const HttpRequest& request, ResponseWriter& writer) {
+  const auto start = std::chrono::steady_clock::now();
   std::string endpoint = "other";
   int status = 500;
+  GenerationRecord generation;
+  std::string error;
   ++in_flight_;
   try {
-    route(request, writer, endpoint, status);
+    route(request, writer, endpoint, status, generation);
   } catch (const ApiError& e) {
     writer.send(e.status(), "application/json", json_text(e.to_json()));
     status = e.status();
+    error = e.what();
   } catch (const std::exception& e) {
     writer.send(500, "application/json", json_text(ApiError(500, "InternalServerError", e.what()).to_json()));
     status = 500;
+    error = e.what();
   }
   --in_flight_;
   metrics_.count_request(endpoint, status);
+  if (error.empty()) error = generation.error;
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  log_access(request, endpoint, status, ms, generation, error);
 }
 
-void Api::route(const HttpRequest& req, ResponseWriter& w, std::string& endpoint, int& status) {
+void Api::route(const HttpRequest& req, ResponseWriter& w, std::string& endpoint, int& status,
+                GenerationRecord& generation) {
   const auto& path = req.path;
   auto require = [&](const char* method) {
     if (req.method != method)
@@ -184,13 +194,13 @@ void Api::route(const HttpRequest& req, ResponseWriter& w, std::string& endpoint
   if (path == "/v1/chat/completions") {
     endpoint = "chat_completions";
     require("POST");
-    status = chat(req, w);
+    status = chat(req, w, generation);
     return;
   }
   if (path == "/v1/completions") {
     endpoint = "completions";
     require("POST");
-    status = completion(req, w);
+    status = completion(req, w, generation);
     return;
   }
   if (path == "/tokenize") {
@@ -259,7 +269,7 @@ void check_ids(const SeatRuntime& seat, const std::vector<int32_t>& ids, const c
 
 }  // namespace
 
-int Api::chat(const HttpRequest& req, ResponseWriter& w) {
+int Api::chat(const HttpRequest& req, ResponseWriter& w, GenerationRecord& record) {
   ChatRequest r = parse_chat_request(parse_json_body(req.body));
   GenerationJob job;
   job.flavor = Flavor::chat;
@@ -299,10 +309,10 @@ int Api::chat(const HttpRequest& req, ResponseWriter& w) {
   info.prompt_tail = prompt_text.substr(prompt_text.size() > 256 ? prompt_text.size() - 256 : 0);
   job.parser = info;
   job.params = r.gen;
-  return serve_generation(seat_, metrics_, job, w);
+  return serve_generation(seat_, metrics_, job, w, &record);
 }
 
-int Api::completion(const HttpRequest& req, ResponseWriter& w) {
+int Api::completion(const HttpRequest& req, ResponseWriter& w, GenerationRecord& record) {
   CompletionRequest r = parse_completion_request(parse_json_body(req.body));
   GenerationJob job;
   job.flavor = Flavor::completion;
@@ -316,7 +326,7 @@ int Api::completion(const HttpRequest& req, ResponseWriter& w) {
   }
   check_lengths(seat_, r.gen, job.prompt.size(), "prompt");
   job.params = r.gen;
-  return serve_generation(seat_, metrics_, job, w);
+  return serve_generation(seat_, metrics_, job, w, &record);
 }
 
 int Api::tokenize(const HttpRequest& req, ResponseWriter& w) {

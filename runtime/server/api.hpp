@@ -13,6 +13,7 @@
 #include "metrics.hpp"
 #include "openai_request.hpp"
 #include "seat_runtime.hpp"
+#include "serve_generation.hpp"
 
 namespace seatrt::server {
 
@@ -32,13 +33,14 @@ class Api {
   Metrics& metrics() { return metrics_; }
 
  private:
-  void route(const HttpRequest& request, ResponseWriter& writer, std::string& endpoint, int& status);
+  void route(const HttpRequest& request, ResponseWriter& writer, std::string& endpoint, int& status,
+             GenerationRecord& generation);
   bool authorized(const std::string& header) const;
   const std::string& check_model(const std::string& name) const;
   void reply_json(ResponseWriter& w, int status, const nlohmann::json& body, int& status_out);
 
-  int chat(const HttpRequest& req, ResponseWriter& w);
-  int completion(const HttpRequest& req, ResponseWriter& w);
+  int chat(const HttpRequest& req, ResponseWriter& w, GenerationRecord& record);
+  int completion(const HttpRequest& req, ResponseWriter& w, GenerationRecord& record);
   int tokenize(const HttpRequest& req, ResponseWriter& w);
   int detokenize(const HttpRequest& req, ResponseWriter& w);
   nlohmann::json seat_report() const;

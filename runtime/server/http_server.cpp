@@ -1,6 +1,7 @@
 #include "http_server.hpp"
 
 #include <poll.h>
+#include <cerrno>
 #include <sys/socket.h>
 
 #include <chrono>
@@ -122,7 +123,10 @@ class TimedReader {
   template <class MutableBufferSequence>
   std::size_t read_some(const MutableBufferSequence& buffers, boost::system::error_code& ec) {
     pollfd p{socket_.native_handle(), POLLIN, 0};
-    const int ready = ::poll(&p, 1, timeout_ms_);
+    int ready;
+    do {  // a signal delivered to this thread is not the client's doing
+      ready = ::poll(&p, 1, timeout_ms_);
+    } while (ready < 0 && errno == EINTR);
     if (ready <= 0) {
       ec = ready == 0 ? boost::system::error_code(net::error::timed_out)
                       : boost::system::error_code(errno, boost::system::system_category());
@@ -241,6 +245,10 @@ void HttpServer::serve_connection(int fd) {
     boost::system::error_code ec;
     socket.assign(tcp::v4(), fd, ec);
     boost::beast::flat_buffer buffer;
+    std::string remote = "-";
+    if (const auto peer = socket.remote_endpoint(ec); !ec)
+      remote = peer.address().to_string() + ":" + std::to_string(peer.port());
+    ec = {};
     const double timeout_ms = limits_.idle_timeout_s * 1000.0;
     TimedReader reader(socket, timeout_ms >= 2e9 ? -1 : static_cast<int>(timeout_ms < 1.0 ? 1.0 : timeout_ms));
     while (!ec) {
@@ -271,6 +279,7 @@ void HttpServer::serve_connection(int fd) {
       request.path = target.substr(0, target.find('?'));
       request.authorization = std::string(req[http::field::authorization]);
       request.body = std::move(req.body());
+      request.remote = remote;
       handler_(request, writer);
       {
         std::lock_guard lock(mutex_);

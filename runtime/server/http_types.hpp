@@ -14,6 +14,7 @@ struct HttpRequest {
   std::string path;    // without the query string
   std::string authorization;
   std::string body;
+  std::string remote;  // the peer's "address:port", for the access log
 };
 
 class ResponseWriter {

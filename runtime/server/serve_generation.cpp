@@ -112,7 +112,12 @@ json error_event(const std::string& message, bool non_finite) {
 
 }  // namespace
 
-int serve_generation(const SeatRuntime& seat, Metrics& metrics, const GenerationJob& job, ResponseWriter& writer) {
+int serve_generation(const SeatRuntime& seat, Metrics& metrics, const GenerationJob& job, ResponseWriter& writer,
+                     GenerationRecord* record) {
+  GenerationRecord unused;
+  GenerationRecord& rec = record ? *record : unused;
+  rec.prompt_tokens = static_cast<int64_t>(job.prompt.size());
+  rec.stream = job.params.stream;
   const bool chat = job.flavor == Flavor::chat;
   // Each choice waits in the queue as a request of its own: more than the
   // queue holds would get 429 however long the client retried.
@@ -133,6 +138,7 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
       throw ApiError(503, "ServiceUnavailableError", "the server is shutting down");
   }
   const std::string id = random_id(chat ? "chatcmpl-" : "cmpl-");
+  rec.id = id;
   const auto created = static_cast<int64_t>(std::time(nullptr));
   const auto n = static_cast<size_t>(job.params.n);
   std::vector<ChoiceState> choices(n);
@@ -276,12 +282,18 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
       break;
     }
   }
+  // The access log's view of the outcome (also for a client that left).
+  for (auto& c : choices) {
+    rec.completion_tokens += c.completion_count;
+    if (c.finished) rec.finish.push_back(c.finish_reason);
+  }
+  rec.cached_tokens = cached_tokens;
+  rec.error = failure;
   if (gone) {
     gen.cancel();
     return 499;  // client closed the request
   }
-  int64_t completion_total = 0;
-  for (auto& c : choices) completion_total += c.completion_count;
+  const int64_t completion_total = rec.completion_tokens;
   metrics.add_tokens(static_cast<int64_t>(job.prompt.size()), completion_total);
 
   if (stream) {

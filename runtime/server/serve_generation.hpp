@@ -25,9 +25,22 @@ struct GenerationJob {
   std::optional<ParserRequestInfo> parser;
 };
 
+// What one generation request did, for its access-log line (api.cpp).
+struct GenerationRecord {
+  std::string id;                     // the response's id ("chatcmpl-...")
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;      // over all choices
+  int64_t cached_tokens = 0;          // prompt tokens served from the prefix cache
+  std::vector<std::string> finish;    // per choice; empty when none finished
+  bool stream = false;
+  std::string error;                  // why a started generation failed
+};
+
 // Returns the HTTP status written.  Throws ApiError before anything is
-// written (queue full: 429 with Retry-After is written here).
-int serve_generation(const SeatRuntime& seat, Metrics& metrics, const GenerationJob& job, ResponseWriter& writer);
+// written (queue full: 429 with Retry-After is written here).  `record`
+// (may be NULL) is filled as the request goes.
+int serve_generation(const SeatRuntime& seat, Metrics& metrics, const GenerationJob& job, ResponseWriter& writer,
+                     GenerationRecord* record = nullptr);
 
 // A random id with `prefix` ("chatcmpl-"), from the OS random source.
 std::string random_id(const std::string& prefix);
