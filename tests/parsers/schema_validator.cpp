@@ -87,6 +87,21 @@ std::optional<std::string> validate(const json& v, const json& s, const json& ro
   if (v.is_string() && s.contains("maxLength") && code_points(v.get<std::string>()) > s["maxLength"].get<size_t>()) {
     return "string too long";
   }
+  if (v.is_string() && s.contains("minLength") && code_points(v.get<std::string>()) < s["minLength"].get<size_t>()) {
+    return "string too short";
+  }
+  if (v.is_number()) {
+    // As JSON readers compare: the value and the bounds as doubles.
+    const double x = v.get<double>();
+    if (s.contains("minimum") && x < s["minimum"].get<double>()) return "below minimum: " + v.dump();
+    if (s.contains("maximum") && x > s["maximum"].get<double>()) return "above maximum: " + v.dump();
+    if (s.contains("exclusiveMinimum") && s["exclusiveMinimum"].is_number() &&
+        x <= s["exclusiveMinimum"].get<double>())
+      return "not above exclusiveMinimum: " + v.dump();
+    if (s.contains("exclusiveMaximum") && s["exclusiveMaximum"].is_number() &&
+        x >= s["exclusiveMaximum"].get<double>())
+      return "not below exclusiveMaximum: " + v.dump();
+  }
   return std::nullopt;
 }
 

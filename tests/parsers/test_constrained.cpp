@@ -50,6 +50,19 @@ const json& schemas() {
    "type": "object", "properties": {"city": {"$ref": "#/$defs/point"},
                                      "path": {"type": "array", "items": {"$ref": "#/$defs/point"}, "maxItems": 2}},
    "required": ["city"]},
+  {"type": "object", "properties": {
+     "n": {"type": "integer", "minimum": 3, "maximum": 17},
+     "neg": {"type": "integer", "minimum": -40, "exclusiveMaximum": -5},
+     "big": {"type": "integer", "minimum": 1000000000000},
+     "half": {"type": "integer", "minimum": 0.5, "maximum": 2.5},
+     "p": {"type": "number", "minimum": 0, "maximum": 1},
+     "t": {"type": "number", "exclusiveMinimum": -0.25, "exclusiveMaximum": 0.5},
+     "pin": {"type": "number", "minimum": 2.5, "maximum": 2.5},
+     "tenth": {"type": "number", "minimum": -0.1, "maximum": 0.1},
+     "opt": {"type": ["integer", "null"], "minimum": 5, "maximum": 6},
+     "name": {"type": "string", "minLength": 3, "maxLength": 6},
+     "nonempty": {"type": "string", "minLength": 1}},
+   "required": ["n", "neg", "big", "half", "p", "t", "pin", "tenth", "opt", "name", "nonempty"]},
   {"type": "object"}
   ])JSON");
   return s;
@@ -528,4 +541,118 @@ TEST_CASE("a recursive schema with no finite value is refused", "[parsers][const
   fill(s);
   s.request.vocab = vocab.get();
   CHECK_NOTHROW(seatrt::parsers::gemma4::Gemma4Parser("", s.request));
+}
+
+namespace {
+
+// Whether `text` (plain bytes) is a complete answer of the JSON grammar of
+// `schema`.
+bool accepts(const json& schema, const std::string& text) {
+  using namespace seatrt::parsers::gemma4;
+  const Grammar g = compile_json(&schema, RootOptions{}, GrammarLimits{});
+  Matcher m(g);
+  for (char c : text)
+    if (!m.step(static_cast<uint8_t>(c), false)) return false;
+  return m.can_end();
+}
+
+}  // namespace
+
+TEST_CASE("numeric bounds hold exactly at decimal bounds, inclusive and exclusive, in both drafts' syntax",
+          "[parsers][constrained]") {
+  const json max_tenth = json::parse(R"({"type": "number", "maximum": 0.1})");
+  CHECK(accepts(max_tenth, "0.1"));
+  CHECK(accepts(max_tenth, "0.0999"));
+  CHECK(accepts(max_tenth, "-5"));
+  CHECK(accepts(max_tenth, "0.1000000000000000"));  // sixteen digits after the point, still 0.1
+  CHECK_FALSE(accepts(max_tenth, "0.1000000000000001"));
+  CHECK_FALSE(accepts(max_tenth, "0.11"));
+  CHECK_FALSE(accepts(max_tenth, "1"));
+  CHECK_FALSE(accepts(max_tenth, "1e-3"));  // bounded numbers are written without an exponent
+
+  const json above_zero = json::parse(R"({"type": "number", "exclusiveMinimum": 0})");
+  CHECK(accepts(above_zero, "0.0000000000000001"));
+  CHECK(accepts(above_zero, "12"));
+  CHECK_FALSE(accepts(above_zero, "0"));
+  CHECK_FALSE(accepts(above_zero, "0.0"));
+  CHECK_FALSE(accepts(above_zero, "-0"));
+  CHECK_FALSE(accepts(above_zero, "-0.5"));
+
+  const json draft4 = json::parse(R"({"type": "integer", "minimum": 0, "maximum": 10, "exclusiveMaximum": true})");
+  CHECK(accepts(draft4, "0"));
+  CHECK(accepts(draft4, "9"));
+  CHECK_FALSE(accepts(draft4, "10"));
+  CHECK_FALSE(accepts(draft4, "-1"));
+
+  const json halves = json::parse(R"({"type": "integer", "minimum": 0.5, "maximum": 2.5})");
+  CHECK(accepts(halves, "1"));
+  CHECK(accepts(halves, "2"));
+  CHECK_FALSE(accepts(halves, "0"));
+  CHECK_FALSE(accepts(halves, "3"));
+
+  const json negative = json::parse(R"({"type": "integer", "minimum": -40, "maximum": -5})");
+  CHECK(accepts(negative, "-40"));
+  CHECK(accepts(negative, "-5"));
+  CHECK_FALSE(accepts(negative, "-41"));
+  CHECK_FALSE(accepts(negative, "-4"));
+  CHECK_FALSE(accepts(negative, "-0"));
+  CHECK_FALSE(accepts(negative, "7"));
+
+  // A bound past what 18 digits can write leaves that side open.
+  const json huge = json::parse(R"({"type": "integer", "maximum": 1e300})");
+  CHECK(accepts(huge, "999999999999999999"));
+  CHECK_FALSE(accepts(huge, "1000000000000000000"));  // 19 digits: past the integer limit, as unbounded
+
+  // (The native syntax of tool calls takes the same bounds: the named
+  // tool_choice test above writes schemas()'s bounded object 1000 times.)
+}
+
+TEST_CASE("minLength counts characters: multi-byte ones and escapes count one each", "[parsers][constrained]") {
+  const json three = json::parse(R"({"type": "string", "minLength": 3})");
+  CHECK(accepts(three, "\"abc\""));
+  CHECK(accepts(three, "\"a\\nb\""));
+  CHECK(accepts(three, "\"\xC3\xA9\xE2\x82\xAC\xF0\x9D\x84\x9E\""));  // é € 𝄞: three characters, nine bytes
+  CHECK_FALSE(accepts(three, "\"ab\""));
+  CHECK_FALSE(accepts(three, "\"\\n\\n\""));
+  CHECK_FALSE(accepts(three, "\"\xF0\x9D\x84\x9E\xF0\x9D\x84\x9E\""));  // two characters, eight bytes
+  // With maxLength 4 (bytes): two 2-byte characters would leave no byte for
+  // the third, so the second is refused at once rather than at the close.
+  const json tight = json::parse(R"({"type": "string", "minLength": 3, "maxLength": 4})");
+  CHECK(accepts(tight, "\"abcd\""));
+  CHECK_FALSE(accepts(tight, "\"\xC3\xA9\xC3\xA9"));
+}
+
+TEST_CASE("schema keywords that cannot be enforced are refused, naming the keyword", "[parsers][constrained]") {
+  using namespace seatrt::parsers::gemma4;
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"type": "string", "pattern": "^[a-z]+$"})", "'pattern'"},
+      {R"({"type": "integer", "multipleOf": 5})", "'multipleOf'"},
+      {R"({"not": {"type": "string"}})", "'not'"},
+      {R"({"type": "array", "items": {"type": "integer"}, "uniqueItems": true})", "'uniqueItems'"},
+      {R"({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}, "minProperties": 1})",
+       "'minProperties'"},
+      {R"({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}, "maxProperties": 1})",
+       "'maxProperties'"},
+      {R"({"type": "object", "properties": {"x": {"type": "string", "pattern": "a"}}})", "'pattern'"},
+      {R"({"type": "string", "minLength": 9, "maxLength": 4})", "'minLength' 9"},
+      {R"({"type": "integer", "minimum": 10, "maximum": 2})", "lower bound 10 and upper bound 2"},
+      {R"({"type": "integer", "minimum": 0.2, "maximum": 0.8})", "no integer"},
+      {R"({"type": "integer", "minimum": 1e30})", "no integer of at most 18 digits"},
+      {R"({"type": "number", "maximum": "10"})", "'maximum' must be a number"},
+  };
+  for (const auto& [text, message] : cases) {
+    INFO(text);
+    const json schema = json::parse(text);
+    CHECK_THROWS_WITH(compile_json(&schema, RootOptions{}, GrammarLimits{}), Catch::Contains(message));
+  }
+  // Not refused: keywords that only permit more than the output ever uses,
+  // and format (an annotation).
+  for (const char* text : {R"({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": true,
+                               "patternProperties": {"^x": {}}, "minProperties": 0, "maxProperties": 5})",
+                           R"({"type": "string", "format": "date-time"})",
+                           R"({"type": "array", "items": {"type": "integer"}, "uniqueItems": false})"}) {
+    INFO(text);
+    const json schema = json::parse(text);
+    CHECK_NOTHROW(compile_json(&schema, RootOptions{}, GrammarLimits{}));
+  }
 }

@@ -5,11 +5,20 @@ with only its port, plugin path and file paths rewritten for the test.
 The demo model has random weights, so it never chooses a tool by itself:
 the auto tool-call check runs with --allow-prose-tool-answer (a clean prose
 answer is a warning there, leaked markup or a broken call still fails),
-while the forced tool call must parse and match the schema."""
+while the forced tool call must parse and match the schema.
 
+A json_schema answer on the demo seat must also end where its JSON ends: the
+fixture's generation_config names the test tokenizer's <eos>, <turn|> and
+<|tool_response> (the release's [1, 106, 50] are other tokens there, and the
+answer used to run on through special tokens), and the value must keep the
+schema's bounds (checked by Python's jsonschema)."""
+
+import json
 import os
 import subprocess
 import unittest
+
+import jsonschema
 
 from seat_harness import API_KEY, DemoSeat, build_dir
 
@@ -25,6 +34,26 @@ class DemoVerifyTest(unittest.TestCase):
             self.assertIn("PASS tool-call-forced", r.stdout)
             self.assertIn("PASS finite-logprobs", r.stdout)
             self.assertIn("all checks passed", r.stdout)
+
+    def test_a_json_schema_answer_stops_at_its_end_and_keeps_its_bounds(self):
+        schema = {"type": "object", "additionalProperties": False, "required": ["ok", "n", "score"],
+                  "properties": {"ok": {"type": "boolean"}, "n": {"type": "integer", "minimum": 0, "maximum": 9},
+                                 "score": {"type": "number", "exclusiveMinimum": 0, "maximum": 1}}}
+        with DemoSeat() as seat:
+            client = seat.client()
+            for seed in range(6):
+                r = client.chat.completions.create(
+                    model="demo", max_tokens=200, temperature=1.0, seed=seed, logprobs=True,
+                    messages=[{"role": "user", "content": "give json"}],
+                    response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": schema}})
+                choice = r.choices[0]
+                content = choice.message.content
+                jsonschema.validate(json.loads(content), schema)
+                self.assertEqual(choice.finish_reason, "stop")
+                tokens = [t.token for t in choice.logprobs.content]
+                # Every generated token is part of the answer but the one stop token.
+                self.assertEqual("".join(tokens), content)
+                self.assertLessEqual(r.usage.completion_tokens, len(tokens) + 1, tokens)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,26 @@ constexpr size_t kMaxLiterals = 64;    // literal sets are tracked in a 64-bit m
 constexpr size_t kMaxProperties = 64;  // so are an object's keys
 constexpr int kMaxSchemaDepth = 64;
 
+// Assertion keywords the Matcher cannot enforce: a schema with one is
+// refused rather than served output that may break it.
+constexpr const char* kUnenforced[] = {"pattern",     "multipleOf",  "not",          "if",
+                                       "then",        "else",        "prefixItems",  "contains",
+                                       "minContains", "maxContains", "dependentRequired",
+                                       "dependentSchemas", "dependencies", "propertyNames",
+                                       "$dynamicRef", "$recursiveRef"};
+
+void refuse_unenforced(const json& schema) {
+  for (const char* key : kUnenforced) {
+    if (schema.contains(key))
+      throw std::invalid_argument(std::string("the schema keyword '") + key +
+                                  "' cannot be enforced by constrained decoding; remove it (and check the "
+                                  "output yourself) or send the request without a forced schema");
+  }
+  if (auto u = schema.find("uniqueItems"); u != schema.end() && u->is_boolean() && u->get<bool>())
+    throw std::invalid_argument("the schema keyword 'uniqueItems' cannot be enforced by constrained decoding; "
+                                "remove it (and check the output yourself)");
+}
+
 Literal plain(std::string_view text) {
   return Literal{std::string(text), std::vector<bool>(text.size(), false)};
 }
@@ -166,6 +186,7 @@ class Compiler {
       return any_value(g_.limits.any_depth);
     }
     if (!schema.is_object()) throw std::invalid_argument("a schema must be an object");
+    refuse_unenforced(schema);
     if (auto ref = schema.find("$ref"); ref != schema.end()) return compile_ref(*ref, depth);
     if (auto e = schema.find("enum"); e != schema.end()) return compile_enum(*e);
     if (auto c = schema.find("const"); c != schema.end()) return compile_enum(json::array({*c}));
@@ -291,6 +312,20 @@ class Compiler {
         n.properties.push_back({key, -1, is_required});
       }
       if (n.properties.size() > kMaxProperties) throw std::invalid_argument("more than 64 properties");
+      // Property counts: enforced where they hold for every output (the
+      // required ones are always written, nothing beyond the declared ones).
+      const size_t required_written =
+          static_cast<size_t>(std::count_if(n.properties.begin(), n.properties.end(), [](const Property& p) {
+            return p.required;
+          }));
+      if (auto m = schema.find("minProperties");
+          m != schema.end() && m->is_number_unsigned() && m->get<uint64_t>() > required_written)
+        throw std::invalid_argument("'minProperties' above the number of required properties cannot be enforced "
+                                    "by constrained decoding; list the properties in 'required' instead");
+      if (auto m = schema.find("maxProperties");
+          m != schema.end() && m->is_number_unsigned() && m->get<uint64_t>() < n.properties.size())
+        throw std::invalid_argument("'maxProperties' below the number of declared properties cannot be enforced "
+                                    "by constrained decoding");
       const int id = add(n);
       for (size_t i = 0; i < g_.nodes[static_cast<size_t>(id)].properties.size(); ++i) {
         const json& sub = (*props)[g_.nodes[static_cast<size_t>(id)].properties[i].name];
@@ -313,14 +348,21 @@ class Compiler {
     if (type == "string") {
       n.kind = NodeKind::kString;
       n.max_bytes = std::min(schema.value("maxLength", g_.limits.max_string_bytes), g_.limits.max_string_bytes);
+      n.min_chars = schema.value("minLength", 0u);
+      if (n.min_chars > n.max_bytes)
+        throw std::invalid_argument("'minLength' " + std::to_string(n.min_chars) + " is above the longest string " +
+                                    "this request may write (" + std::to_string(n.max_bytes) +
+                                    (schema.contains("maxLength") ? ", its maxLength)" : " bytes, the server's limit)"));
       return add(n);
     }
     if (type == "integer") {
       n.kind = NodeKind::kInteger;
+      n.bounds = read_bounds(schema, true, std::min(g_.limits.max_number_digits, kBoundedIntDigits));
       return add(n);
     }
     if (type == "number") {
       n.kind = NodeKind::kNumber;
+      n.bounds = read_bounds(schema, false, g_.limits.max_number_digits);
       return add(n);
     }
     if (type == "boolean") return literals({plain("true"), plain("false")});

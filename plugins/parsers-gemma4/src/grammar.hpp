@@ -7,14 +7,19 @@
 // trained native syntax has none, and it keeps generation from stalling).
 //
 // Supported schema keywords: type (one or a list), properties, required,
-// items, minItems, maxItems, maxLength, enum, const, anyOf, oneOf, a
-// one-element allOf, $ref to #/$defs or #/definitions.  Objects never get
-// keys that their properties do not declare; an object or value with no
-// schema accepts any value.  Not enforced (documented): pattern, format,
-// minimum/maximum, minLength, uniqueItems, additionalProperties schemas.
-// Refused: a $ref chain (through $ref, anyOf, oneOf, allOf) that refers back
-// to itself without passing through an object or array, and a schema whose
-// every value nests deeper than the Matcher's bound (kMaxNesting).
+// items, minItems, maxItems, minLength, maxLength, minimum, maximum,
+// exclusiveMinimum, exclusiveMaximum (numeric_bounds.hpp), enum, const,
+// anyOf, oneOf, a one-element allOf, $ref to #/$defs or #/definitions.
+// Objects never get keys that their properties do not declare (so
+// additionalProperties, patternProperties and unevaluatedProperties, which
+// only permit more, hold); an object or value with no schema accepts any
+// value.  format is an annotation (JSON Schema 2020-12, 7.2): not enforced.
+// Refused with an error naming the keyword (kUnenforced): assertions the
+// Matcher cannot enforce (pattern, multipleOf, not, if/then/else, ...), so
+// that no output silently breaks its schema; a $ref chain (through $ref,
+// anyOf, oneOf, allOf) that refers back to itself without passing through an
+// object or array; and a schema whose every value nests deeper than the
+// Matcher's bound (kMaxNesting).
 #pragma once
 
 #include <array>
@@ -23,6 +28,8 @@
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "numeric_bounds.hpp"
 
 namespace seatrt::parsers::gemma4 {
 
@@ -86,6 +93,8 @@ struct Node {
   uint32_t min_items = 0;
   uint32_t max_items = 0;
   uint32_t max_bytes = 0;            // kString
+  uint32_t min_chars = 0;            // kString: minLength (characters, escapes count one)
+  NumberBounds bounds;               // kInteger, kNumber: minimum/maximum and the exclusive ones
   std::vector<Literal> literals;     // kLiterals; kToolCalls: the names
   std::vector<int> children;         // kUnion: alternatives; kToolCalls: params per name;
                                      // kJsonRoot: the value; kAny*: the nested any-value

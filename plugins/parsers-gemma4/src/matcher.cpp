@@ -79,6 +79,9 @@ bool Matcher::plain_body(PlainBody* out) const {
   if (f.u8_need != 0 || f.aux != 0) return false;
   const NodeKind kind = node(f).kind;
   if (kind == NodeKind::kString && f.phase == kStrBody) {
+    // Below minLength the trie walk decides: a plain token's characters
+    // could use up the bytes the missing ones need.
+    if (f.seen < node(f).min_chars) return false;
     out->json = g_->syntax == Syntax::kJson;
     out->remaining = node(f).max_bytes > f.count ? node(f).max_bytes - f.count : 0;
     return true;
@@ -270,7 +273,7 @@ Matcher::Result Matcher::string_body(Frame& f, int byte, bool special) {
       return Result::kTake;
     case kStrBody:
       if (native && special) {
-        if (f.u8_need > 0) return Result::kReject;
+        if (f.u8_need > 0 || f.seen < node(f).min_chars) return Result::kReject;
         f.pos = 0;
         if (control(kStringDelim, f.pos, byte, special) < 0) return Result::kReject;
         f.phase = kStrClose;
@@ -278,16 +281,26 @@ Matcher::Result Matcher::string_body(Frame& f, int byte, bool special) {
       }
       if (special) return Result::kReject;
       if (!native) {
-        if (b == '"') return f.u8_need == 0 ? Result::kTakeDone : Result::kReject;
+        if (b == '"') return f.u8_need == 0 && f.seen >= node(f).min_chars ? Result::kTakeDone : Result::kReject;
         if (b < 0x20) return Result::kReject;
         if (b == '\\') {
-          if (f.u8_need > 0 || f.count + 2 > node(f).max_bytes) return Result::kReject;
+          // An escape is two bytes for one character.
+          if (f.u8_need > 0 || f.count + 2 > node(f).max_bytes || !min_chars_fit(f, f.count + 2, f.seen + 1, 0))
+            return Result::kReject;
           f.count += 1;
           f.phase = kStrEscape;
           return Result::kTake;
         }
       }
-      return body_byte(f, b, node(f).max_bytes) ? Result::kTake : Result::kReject;
+      {
+        Frame next = f;
+        const bool starts = f.u8_need == 0;  // the first byte of a character
+        if (!body_byte(next, b, node(f).max_bytes)) return Result::kReject;
+        if (starts) ++next.seen;
+        if (!min_chars_fit(next, next.count, next.seen, next.u8_need)) return Result::kReject;
+        f = next;
+        return Result::kTake;
+      }
     case kStrClose: {
       const int r = control(kStringDelim, f.pos, byte, special);
       if (r < 0) return Result::kReject;
@@ -299,6 +312,7 @@ Matcher::Result Matcher::string_body(Frame& f, int byte, bool special) {
         return Result::kReject;
       }
       f.count += 1;
+      f.seen += 1;
       f.aux = 0;
       f.phase = kStrBody;
       return Result::kTake;
@@ -306,20 +320,71 @@ Matcher::Result Matcher::string_body(Frame& f, int byte, bool special) {
   return Result::kReject;
 }
 
+bool Matcher::min_chars_fit(const Frame& f, uint64_t bytes, uint64_t chars, uint32_t pending) const {
+  // minLength: after this byte, the bytes left must still hold the rest of
+  // the current character and one byte per character still missing.
+  const Node& n = node(f);
+  if (n.min_chars == 0) return true;
+  const uint64_t missing = chars >= n.min_chars ? 0 : n.min_chars - chars;
+  return bytes + pending + missing <= n.max_bytes;
+}
+
 Matcher::Result Matcher::number(Frame& f, int byte, bool integer) {
   // Integers stay within 64 bits (18 digits), so every JSON reader keeps
   // them integers.
   const uint32_t max_digits = integer ? std::min(g_->limits.max_number_digits, 18u) : g_->limits.max_number_digits;
   const bool digit = is_digit(byte);
+  // A bounded number (numeric_bounds.hpp) keeps its digits in the frame --
+  // u8_need: negative; mask: integer part; aux: its digits; seen: fraction
+  // -- and takes a digit, a sign or a point only while some completion lies
+  // within the bounds; it is written without an exponent.
+  const NumberBounds& bounds = node(f).bounds;
+  const bool bounded = bounds.any();
+  const auto prefix = [&] {
+    NumberPrefix p;
+    p.negative = f.u8_need != 0;
+    p.int_part = f.mask;
+    p.int_digits = f.aux;
+    p.frac = f.seen;
+    p.frac_digits = f.count - f.aux;
+    p.dot = f.phase == kNumDot || f.phase == kNumFrac;
+    return p;
+  };
   const auto take_digit = [&](uint8_t next_phase) {
     if (f.count >= max_digits) return Result::kReject;
+    if (bounded) {
+      NumberPrefix p = prefix();
+      const auto d = static_cast<uint64_t>(byte - '0');
+      if (next_phase == kNumFrac) {
+        p.frac = p.frac * 10 + d;
+        ++p.frac_digits;
+        p.dot = true;
+      } else {
+        p.int_part = p.int_part * 10 + d;
+        ++p.int_digits;
+      }
+      if (!bounds_reachable(bounds, p, max_digits, integer)) return Result::kReject;
+      f.mask = p.int_part;
+      f.aux = p.int_digits;
+      f.seen = p.frac;
+    }
     ++f.count;
     f.phase = next_phase;
+    return Result::kTake;
+  };
+  // The number is complete: the byte belongs to what follows.
+  const auto done = [&] { return !bounded || bounds_contain(bounds, prefix()) ? Result::kPass : Result::kReject; };
+  const auto exponent = [&] {
+    if (bounded) return Result::kReject;
+    f.phase = kNumE;
     return Result::kTake;
   };
   switch (f.phase) {
     case kNumStart:
       if (byte == '-') {
+        if (bounded && !bounds_reachable(bounds, NumberPrefix{true, 0, 0, 0, 0, false}, max_digits, integer))
+          return Result::kReject;
+        f.u8_need = 1;
         f.phase = kNumSign;
         return Result::kTake;
       }
@@ -331,26 +396,25 @@ Matcher::Result Matcher::number(Frame& f, int byte, bool integer) {
     case kNumZero:
     case kNumInt:
       if (f.phase == kNumInt && digit) {
-        return f.count < max_digits ? take_digit(kNumInt) : Result::kPass;
+        return f.count < max_digits ? take_digit(kNumInt) : done();
       }
       if (!integer && byte == '.' && f.count < max_digits) {  // a fraction digit must fit
+        if (bounded) {
+          NumberPrefix p = prefix();
+          p.dot = true;
+          if (!bounds_reachable(bounds, p, max_digits, integer)) return Result::kReject;
+        }
         f.phase = kNumDot;
         return Result::kTake;
       }
-      if (!integer && (byte == 'e' || byte == 'E')) {
-        f.phase = kNumE;
-        return Result::kTake;
-      }
-      return Result::kPass;
+      if (!integer && (byte == 'e' || byte == 'E')) return exponent();
+      return done();
     case kNumDot:
       return digit ? take_digit(kNumFrac) : Result::kReject;
     case kNumFrac:
       if (digit && f.count < max_digits) return take_digit(kNumFrac);
-      if (byte == 'e' || byte == 'E') {
-        f.phase = kNumE;
-        return Result::kTake;
-      }
-      return Result::kPass;
+      if (byte == 'e' || byte == 'E') return exponent();
+      return done();
     case kNumE:
       if (byte == '+' || byte == '-') {
         f.phase = kNumESign;

@@ -52,7 +52,7 @@ class Matcher {
     uint32_t pos;    // position in a literal or key
     uint32_t aux;    // chosen key or name; marker-automaton state in bodies
     uint64_t mask;   // literal or key candidates still possible
-    uint64_t seen;   // properties already written
+    uint64_t seen;   // properties already written; characters of a string; a bounded number's fraction
   };
   enum class Result { kTake, kTakeDone, kPass, kPushed, kReject, kAccept };
   static constexpr int kEnd = -1;
@@ -72,6 +72,9 @@ class Matcher {
   Result thought(Frame& f, int byte, bool special, uint8_t after_phase);
   Result thought_open(Frame& f, int byte, bool special);
   bool body_byte(Frame& f, uint8_t byte, uint32_t max_bytes);
+  // Whether a string at `bytes` bytes and `chars` characters, `pending`
+  // continuation bytes owed, can still reach its node's minLength.
+  bool min_chars_fit(const Frame& f, uint64_t bytes, uint64_t chars, uint32_t pending) const;
   bool push(int node);
   // Whether a value of `node` pushed now can end within kMaxDepth frames.
   bool fits(int node) const { return g_->nodes[static_cast<size_t>(node)].min_frames <= kMaxDepth - depth_; }
