@@ -10,6 +10,7 @@
 #include "seatrt/host/seat_plugins.hpp"
 #include "seatrt/host/smoke.hpp"
 #include "seatrt/host/status.hpp"
+#include "server/seat_kv.hpp"
 #include "server/seat_loader.hpp"
 
 // The model helper (issue 3) provides this header and function; until then
@@ -91,6 +92,7 @@ void check(const SeatConfig& seat, std::ostream& out) {
                         seat.parsers.reasoning_options_toml, seat.parsers.chat_template_kwargs)
         << "\n";
   report_model(seat, plugins, out);
+  server::check_seat_kv(seat, plugins, out);
   server::check_seat_text(seat, out);
   out << "ok: seat '" << seat.seat.name << "' checks out\n";
 }

@@ -6,6 +6,7 @@
 #include "engine/abi_model_runner.hpp"
 #include "engine/memory_plan.hpp"
 #include "engine/workspace_reserve.hpp"
+#include "seat_kv.hpp"
 #include "seatrt/host/logging.hpp"
 #include "seatrt/host/seat_plugins.hpp"
 #include "seatrt/host/status.hpp"
@@ -97,32 +98,17 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
                                    parts.context, max_batch, seat.model.options_toml);
   const model::LoadedModel& m = *parts.model;
   const seatrt_model_info& info = m.info();
-  const int64_t max_model_len = seat.model.max_model_len > 0 ? seat.model.max_model_len : info.max_position;
-  if (max_model_len <= 0) throw std::runtime_error(seat.file.string() + ": [model] max_model_len is not set and the model reports no max_position");
-  if (info.max_position > 0 && max_model_len > info.max_position)
-    throw std::runtime_error(seat.file.string() + ": [model] max_model_len " + std::to_string(max_model_len) +
-                             " exceeds the model's max_position_embeddings " + std::to_string(info.max_position));
+  const int64_t max_model_len = seat_max_model_len(seat, info.max_position);
 
   // KV pool, planned in bytes from the architecture's per-layer specs.
   const seatrt_kernel_api* kernels = parts.plugins.dispatch->table();
-  engine::KvPlanInput kv_in;
+  std::vector<engine::KvLayerSpec> kv_layers;
   for (int32_t l = 0; l < info.num_layers; ++l) {
     const auto& s = info.kv_layers[l];
-    kv_in.layers.push_back({s.kv_heads, s.head_dim, s.window, s.single_tensor != 0});
+    kv_layers.push_back({s.kv_heads, s.head_dim, s.window, s.single_tensor != 0});
   }
-  const std::string dtype_name = seat.cache.kv_cache_dtype == "auto"
-                                     ? (kernels->device_kind == SEATRT_DEVICE_CUDA ? "fp8" : "bf16")
-                                     : seat.cache.kv_cache_dtype;
-  kv_in.dtype = engine::parse_kv_dtype(dtype_name);
-  kv_in.block_size = seat.cache.block_size;
-  kv_in.max_model_len = max_model_len;
-  kv_in.max_num_seqs = seat.scheduler.max_num_seqs;
-  kv_in.max_num_batched_tokens = max_batch;
-  const uint64_t kv_bytes =
-      seat.cache.kv_cache_memory
-          ? static_cast<uint64_t>(*seat.cache.kv_cache_memory)
-          : engine::kv_bytes_for_context_multiple(kv_in, seat.cache.kv_cache_max_context_multiple.value_or(2.0));
-  const engine::KvPlan plan = engine::plan_kv_pool(kv_in, kv_bytes);
+  const engine::KvPlanInput kv_in = seat_kv_input(seat, kv_layers, max_model_len, kernels->device_kind);
+  const engine::KvPlan plan = engine::plan_kv_pool(kv_in, seat_kv_bytes(seat, kv_in));
   log->info("{}", engine::describe(plan));
 
   // Memory plan against the device.

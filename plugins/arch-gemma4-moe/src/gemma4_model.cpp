@@ -109,8 +109,7 @@ Model::Model(const seatrt_model_source* src, Config config)
       k_->stream_destroy)
     sdk::throw_if_error(k_->stream_create(ctx_, &side_));
 
-  for (const auto& g : c_.layers)
-    kv_specs_.push_back(seatrt_kv_layer_spec{sizeof(seatrt_kv_layer_spec), g.kv_heads, g.head_dim, g.window, 0});
+  kv_specs_ = kv_specs(c_);
   info_.struct_size = sizeof(info_);
   info_.vocab_size = c_.vocab_size;
   info_.hidden_size = c_.hidden_size;
@@ -119,6 +118,13 @@ Model::Model(const seatrt_model_source* src, Config config)
   info_.is_moe = c_.moe ? 1 : 0;
   info_.kv_layers = kv_specs_.data();
   info_.workspace_bytes = workspace;
+}
+
+std::vector<seatrt_kv_layer_spec> Model::kv_specs(const Config& c) {
+  std::vector<seatrt_kv_layer_spec> specs;
+  for (const auto& g : c.layers)
+    specs.push_back(seatrt_kv_layer_spec{sizeof(seatrt_kv_layer_spec), g.kv_heads, g.head_dim, g.window, 0});
+  return specs;
 }
 
 Model::~Model() {

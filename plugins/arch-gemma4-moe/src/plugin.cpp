@@ -71,12 +71,41 @@ seatrt_status* set_trace(seatrt_model* model, seatrt_trace_fn fn, void* user) {
   return seatrt::sdk::guard([&] { model->impl->set_trace(fn, user); });
 }
 
+// What create()'s info() reports, from config.json alone (ABI 1.6): the
+// host plans the KV pool with it before loading (`seatrt check`).
+seatrt_status* describe(const seatrt_model_source* src, seatrt_model_info* out, seatrt_kv_layer_spec* layers,
+                        int32_t capacity) {
+  return seatrt::sdk::guard([&] {
+    if (!src || !out) throw Error(SEATRT_ERR_INVALID_ARG, "describe: src or out is NULL");
+    const auto c = parse_config(src->config_json);
+    seatrt_model_info full{};
+    full.struct_size = sizeof(full);
+    full.vocab_size = c.vocab_size;
+    full.hidden_size = c.hidden_size;
+    full.num_layers = c.num_layers;
+    full.max_position = c.max_position;
+    full.is_moe = c.moe ? 1 : 0;
+    const uint32_t size = out->struct_size;
+    const auto specs = seatrt::gemma4::Model::kv_specs(c);
+    const auto n = static_cast<int32_t>(specs.size());
+    if (n > capacity || (n > 0 && !layers)) {
+      if (SEATRT_HAS_FIELD(out, seatrt_model_info, num_layers)) out->num_layers = n;
+      throw Error(SEATRT_ERR_INVALID_ARG, "describe: room for " + std::to_string(capacity) + " layers, the model has " +
+                                              std::to_string(n));
+    }
+    std::copy(specs.begin(), specs.end(), layers);
+    full.kv_layers = layers;
+    std::memcpy(out, &full, std::min<std::size_t>(size, sizeof(full)));
+    out->struct_size = size;
+  });
+}
+
 seatrt_status* initialize(const seatrt_host_api* host) {
   return seatrt::sdk::guard([&] { seatrt::sdk::set_host(host); });
 }
 
 constexpr seatrt_arch_api kArchApi = {
-    sizeof(seatrt_arch_api), 0, probe, inspect, create, destroy, info, forward, set_trace,
+    sizeof(seatrt_arch_api), 0, probe, inspect, create, destroy, info, forward, set_trace, describe,
 };
 
 const seatrt_plugin kPlugin = [] {

@@ -44,6 +44,23 @@ void PreparedModel::inspect(const std::function<void(const std::string&)>& repor
                "architecture plugin '" + arch_.name + "' refuses " + checkpoint_->dir().string());
 }
 
+std::optional<PreparedModel::Shape> PreparedModel::describe() const {
+  if (!arch_api_.describe) return std::nullopt;
+  Shape s;
+  s.layers.resize(4096);  // far past any model's layer count (the call says if not)
+  s.info.struct_size = sizeof(s.info);
+  check_status(host_,
+               arch_api_.describe(source_->inspect_view(), &s.info, s.layers.data(),
+                                  static_cast<int32_t>(s.layers.size())),
+               "architecture plugin '" + arch_.name + "' describe");
+  if (s.info.num_layers < 0 || s.info.num_layers > static_cast<int32_t>(s.layers.size()))
+    throw StatusError(SEATRT_ERR_INTERNAL, "architecture plugin '" + arch_.name + "' describe: " +
+                                               std::to_string(s.info.num_layers) + " layers");
+  s.layers.resize(static_cast<size_t>(s.info.num_layers));
+  s.info.kv_layers = nullptr;  // (a copy of the Shape would leave it dangling)
+  return s;
+}
+
 LoadedModel::~LoadedModel() {
   if (model_ && prepared_->arch_api_.destroy) prepared_->arch_api_.destroy(model_);
 }

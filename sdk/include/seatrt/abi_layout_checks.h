@@ -369,7 +369,7 @@ SEATRT_STATIC_ASSERT(offsetof(struct seatrt_forward_batch, host_seq_lens) == 96,
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_forward_batch, logits) == 104, "ABI 1.0: seatrt_forward_batch.logits moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_forward_batch, window_block_tables) == 112, "ABI 1.0: seatrt_forward_batch.window_block_tables moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_forward_batch, window_slot_mapping) == 120, "ABI 1.0: seatrt_forward_batch.window_slot_mapping moved");
-SEATRT_STATIC_ASSERT(sizeof(struct seatrt_arch_api) >= 64, "ABI 1.0: seatrt_arch_api shrank");
+SEATRT_STATIC_ASSERT(sizeof(struct seatrt_arch_api) >= 72, "ABI 1.0: seatrt_arch_api shrank");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_arch_api, struct_size) == 0, "ABI 1.0: seatrt_arch_api.struct_size moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_arch_api, reserved0) == 4, "ABI 1.0: seatrt_arch_api.reserved0 moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_arch_api, probe) == 8, "ABI 1.0: seatrt_arch_api.probe moved");
@@ -379,6 +379,7 @@ SEATRT_STATIC_ASSERT(offsetof(struct seatrt_arch_api, destroy) == 32, "ABI 1.0: 
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_arch_api, info) == 40, "ABI 1.0: seatrt_arch_api.info moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_arch_api, forward) == 48, "ABI 1.0: seatrt_arch_api.forward moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_arch_api, set_trace) == 56, "ABI 1.0: seatrt_arch_api.set_trace moved");
+SEATRT_STATIC_ASSERT(offsetof(struct seatrt_arch_api, describe) == 64, "ABI 1.0: seatrt_arch_api.describe moved");
 SEATRT_STATIC_ASSERT(sizeof(struct seatrt_quant_api) >= 64, "ABI 1.0: seatrt_quant_api shrank");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_quant_api, struct_size) == 0, "ABI 1.0: seatrt_quant_api.struct_size moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_quant_api, reserved0) == 4, "ABI 1.0: seatrt_quant_api.reserved0 moved");

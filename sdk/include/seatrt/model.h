@@ -195,6 +195,20 @@ typedef struct seatrt_arch_api {
   /* Installs (fn non-NULL) or removes a trace callback.  May be NULL (not
    * provided).  Only between forward() calls. */
   seatrt_status* (*set_trace)(seatrt_model* model, seatrt_trace_fn fn, void* user_data);
+
+  /* Appended in ABI 1.6 (read only when struct_size covers it; may be
+   * NULL).  The model's shape from src->config_json alone, reading no
+   * tensor: what create()'s info() would report for vocab_size,
+   * hidden_size, num_layers, max_position, is_moe and kv_layers, so that
+   * the host can plan the KV pool before loading (`seatrt check`).
+   * weight_bytes and workspace_bytes are left 0 (known only after create).
+   * The caller sets out->struct_size and lends `layers`, room for
+   * `capacity` specs: on success out->kv_layers points at `layers` (its
+   * first num_layers entries filled, each with struct_size set), owned by
+   * the caller; when num_layers exceeds capacity, out->num_layers is set
+   * and INVALID_ARG is returned.  Pure: any thread, concurrently. */
+  seatrt_status* (*describe)(const seatrt_model_source* src, seatrt_model_info* out,
+                             seatrt_kv_layer_spec* layers, int32_t capacity);
 } seatrt_arch_api;
 
 /* ------------------------------------------------------ quantization API */

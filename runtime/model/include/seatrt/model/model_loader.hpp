@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,15 @@ class PreparedModel {
   // (may be empty).  Throws StatusError with the guard's message when the
   // checkpoint may not be loaded.
   void inspect(const std::function<void(const std::string&)>& report) const;
+
+  // The architecture's describe() (ABI 1.6): the model's shape and KV layer
+  // specs from config.json, no tensor read.  std::nullopt when the plugin
+  // does not provide it; throws StatusError when it refuses the config.
+  struct Shape {
+    seatrt_model_info info{};  // kv_layers NULL: the specs are `layers`
+    std::vector<seatrt_kv_layer_spec> layers;
+  };
+  std::optional<Shape> describe() const;
 
  private:
   friend class ModelLoader;
