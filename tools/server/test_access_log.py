@@ -13,7 +13,7 @@ import socket
 import time
 import unittest
 
-from seat_harness import API_KEY, Seat
+from seat_harness import API_KEY, SharedSeatTest
 
 LINE = re.compile(r'(?P<remote>\S+) (?P<what>"(?:[^"\\]|\\.)*") (?P<status>\d{3}) (?P<ms>\d+\.\d) ms'
                   r'(?: id=(?P<id>\S+) prompt_tokens=(?P<prompt>\d+) cached_tokens=(?P<cached>\d+)'
@@ -21,18 +21,7 @@ LINE = re.compile(r'(?P<remote>\S+) (?P<what>"(?:[^"\\]|\\.)*") (?P<status>\d{3}
                   r'(?: error=(?P<error>"(?:[^"\\]|\\.)*"))?$')
 
 
-class AccessLogTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.seat = Seat().start()
-        cls.client = cls.seat.client()
-
-    @classmethod
-    def tearDownClass(cls):
-        code = cls.seat.stop()
-        cls.seat.log.close()
-        assert code == 0, "seatrt serve exited %s after SIGTERM" % code
-
+class AccessLogTest(SharedSeatTest):
     def lines(self):
         """Every access-log line so far, parsed."""
         out = []

@@ -110,14 +110,22 @@ Model::Model(const seatrt_model_source* src, Config config)
     sdk::throw_if_error(k_->stream_create(ctx_, &side_));
 
   kv_specs_ = kv_specs(c_);
-  info_.struct_size = sizeof(info_);
-  info_.vocab_size = c_.vocab_size;
-  info_.hidden_size = c_.hidden_size;
-  info_.num_layers = c_.num_layers;
-  info_.max_position = c_.max_position;
-  info_.is_moe = c_.moe ? 1 : 0;
+  const uint64_t weight_bytes = info_.weight_bytes;  // counted as the weights loaded
+  info_ = shape_info(c_);
+  info_.weight_bytes = weight_bytes;
   info_.kv_layers = kv_specs_.data();
   info_.workspace_bytes = workspace;
+}
+
+seatrt_model_info Model::shape_info(const Config& c) {
+  seatrt_model_info info{};
+  info.struct_size = sizeof(info);
+  info.vocab_size = c.vocab_size;
+  info.hidden_size = c.hidden_size;
+  info.num_layers = c.num_layers;
+  info.max_position = c.max_position;
+  info.is_moe = c.moe ? 1 : 0;
+  return info;
 }
 
 std::vector<seatrt_kv_layer_spec> Model::kv_specs(const Config& c) {

@@ -43,8 +43,10 @@ class Model {
   Model& operator=(const Model&) = delete;
 
   const seatrt_model_info& info() const { return info_; }
-  // The per-layer KV cache specs of a model of config `c` (info().kv_layers;
-  // plugin.cpp's describe() reports them before any model exists).
+  // What info() reports that follows from the config alone (kv_layers NULL,
+  // byte counts 0), and the per-layer KV cache specs (info().kv_layers):
+  // plugin.cpp's describe() reports both before any model exists.
+  static seatrt_model_info shape_info(const Config& c);
   static std::vector<seatrt_kv_layer_spec> kv_specs(const Config& c);
   void forward(seatrt_stream stream, const seatrt_forward_batch& batch);
   void set_trace(seatrt_trace_fn fn, void* user) {

@@ -78,13 +78,7 @@ seatrt_status* describe(const seatrt_model_source* src, seatrt_model_info* out, 
   return seatrt::sdk::guard([&] {
     if (!src || !out) throw Error(SEATRT_ERR_INVALID_ARG, "describe: src or out is NULL");
     const auto c = parse_config(src->config_json);
-    seatrt_model_info full{};
-    full.struct_size = sizeof(full);
-    full.vocab_size = c.vocab_size;
-    full.hidden_size = c.hidden_size;
-    full.num_layers = c.num_layers;
-    full.max_position = c.max_position;
-    full.is_moe = c.moe ? 1 : 0;
+    seatrt_model_info full = seatrt::gemma4::Model::shape_info(c);
     const uint32_t size = out->struct_size;
     const auto specs = seatrt::gemma4::Model::kv_specs(c);
     const auto n = static_cast<int32_t>(specs.size());
