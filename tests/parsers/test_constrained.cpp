@@ -63,6 +63,13 @@ const json& schemas() {
      "name": {"type": "string", "minLength": 3, "maxLength": 6},
      "nonempty": {"type": "string", "minLength": 1}},
    "required": ["n", "neg", "big", "half", "p", "t", "pin", "tenth", "opt", "name", "nonempty"]},
+  {"type": "object", "properties": {
+     "e": {"enum": [1, 2, 3, 4.5], "minimum": 2},
+     "dict": {"type": "object", "additionalProperties": {"type": "integer", "maximum": 5}, "maxProperties": 2},
+     "closed": {"type": "object", "additionalProperties": false},
+     "extra": {"type": "object", "properties": {"k": {"type": "boolean"}}, "required": ["k", "other"]},
+     "untyped": {"maximum": 3}},
+   "required": ["e", "dict", "closed", "extra", "untyped"]},
   {"type": "object"}
   ])JSON");
   return s;
@@ -641,4 +648,99 @@ TEST_CASE("schema keywords that cannot be enforced are refused, naming the keywo
     const json schema = json::parse(text);
     CHECK_NOTHROW(compile_json(&schema, RootOptions{}, GrammarLimits{}));
   }
+}
+
+namespace {
+
+// Whether a tool call of `params`'s function, written as `segments` (text,
+// and whether its bytes come from special tokens), is accepted whole.
+bool native_accepts(const json& params, const std::vector<std::pair<std::string, bool>>& segments) {
+  using namespace seatrt::parsers::gemma4;
+  const ToolSchema tool{"f", &params};
+  const Grammar g = compile_tool_calls({tool}, false, RootOptions{}, GrammarLimits{});
+  Matcher m(g);
+  for (const auto& [text, special] : segments)
+    for (char c : text)
+      if (!m.step(static_cast<uint8_t>(c), special)) return false;
+  return m.can_end();
+}
+
+}  // namespace
+
+TEST_CASE("keywords beside a combinator, enum or const are applied or refused, never dropped",
+          "[parsers][constrained]") {
+  using namespace seatrt::parsers::gemma4;
+  // Found by a sweep of the demo seat: each of these gave output breaking
+  // its schema (a number for an object, 1 and 4.5 for an enum between 2 and
+  // 4, any keys in an object closed to them, a required key missing).
+  const std::pair<const char*, const char*> refused[] = {
+      {R"({"type": "object", "properties": {"a": {"type": "string"}}, "anyOf": [{"required": ["a"]}]})",
+       "'type' beside 'anyOf'"},
+      {R"({"type": "integer", "oneOf": [{"minimum": 1}, {"maximum": -1}]})", "'type' beside 'oneOf'"},
+      {R"({"$ref": "#/$defs/n", "maximum": 3, "$defs": {"n": {"type": "integer"}}})", "'maximum' beside '$ref'"},
+      {R"({"allOf": [{"type": "integer"}], "maximum": 3})", "'maximum' beside 'allOf'"},
+      {R"({"type": "integer", "const": "x"})", "no value of 'const'"},
+      {R"({"type": "object", "properties": {"a": {}}, "required": ["a", "b"], "additionalProperties": false})",
+       "required property 'b' is not in 'properties'"},
+      {R"({"type": "object", "additionalProperties": {"type": "string", "pattern": "^a"}})", "'pattern'"},
+      {R"({"type": "array", "minItems": 5, "maxItems": 3})", "'minItems' 5 is above 'maxItems' 3"},
+      {R"({"type": "array", "minItems": -1})", "'minItems' must be a non-negative integer"},
+      {R"({"type": "array", "maxItems": 2.5})", "'maxItems' must be a non-negative integer"},
+      {R"({"type": "string", "minLength": -1})", "'minLength' must be a non-negative integer"},
+  };
+  for (const auto& [text, message] : refused) {
+    INFO(text);
+    const json schema = json::parse(text);
+    CHECK_THROWS_WITH(compile_json(&schema, RootOptions{}, GrammarLimits{}), Catch::Contains(message));
+  }
+  struct Case {
+    const char* schema;
+    std::vector<std::string> accepted, refused;
+  };
+  const Case cases[] = {
+      // Annotations beside $ref change nothing.
+      {R"({"$ref": "#/$defs/n", "description": "d", "title": "t", "$defs": {"n": {"type": "integer"}}})",
+       {"7"}, {"\"x\""}},
+      {R"({"enum": [1, 2, 3, 4.5], "minimum": 2, "maximum": 4})", {"2", "3"}, {"1", "4.5"}},
+      {R"({"type": "integer", "enum": [1.5, 2, "3"]})", {"2"}, {"1.5", "\"3\""}},
+      {R"({"type": "object", "additionalProperties": false})", {"{}"}, {"{\"a\":1}"}},
+      {R"({"type": "object", "maxProperties": 0})", {"{}"}, {"{\"a\":1}"}},
+      {R"({"type": "object", "additionalProperties": {"type": "integer"}, "maxProperties": 1})",
+       {"{}", "{\"a\":1}"}, {"{\"a\":\"x\"}", "{\"a\":1.5}", "{\"a\":1,\"b\":2}"}},
+      {R"({"type": "object", "properties": {"a": {"type": "boolean"}}, "required": ["a", "zzz"]})",
+       {"{\"a\":true,\"zzz\":5}", "{\"zzz\":null,\"a\":false}"}, {"{\"a\":true}"}},
+      // No type: the keywords say which kinds to write.
+      {R"({"maximum": 3})", {"3", "-1.5"}, {"4", "\"x\""}},
+      {R"({"additionalProperties": false})", {"{}"}, {"{\"a\":1}", "1"}},
+      // JSON writes keys that need escaping, and the key "".
+      {R"({"type": "object", "properties": {"a\"q": {"type": "integer"}, "b\\s": {"type": "integer"},
+          "": {"type": "integer"}}, "required": ["a\"q", "b\\s", ""]})",
+       {"{\"a\\\"q\":1,\"b\\\\s\":2,\"\":3}"}, {"{\"a\\\"q\":1}"}},
+  };
+  for (const Case& c : cases) {
+    const json schema = json::parse(c.schema);
+    for (const std::string& text : c.accepted) {
+      INFO(c.schema << " must accept " << text);
+      CHECK(accepts(schema, text));
+    }
+    for (const std::string& text : c.refused) {
+      INFO(c.schema << " must refuse " << text);
+      CHECK_FALSE(accepts(schema, text));
+    }
+  }
+}
+
+TEST_CASE("maxItems 0 keeps a native array empty also when an item would start with a special token",
+          "[parsers][constrained]") {
+  // The native string delimiter <|"|> is a special token: that path once
+  // skipped the maxItems check (a sweep saw m:[<|"|>... in 7-10 of 20 calls).
+  const json params = json::parse(R"({"type": "object", "properties": {"m": {"type": "array", "maxItems": 0,
+                                      "items": {"type": "string"}}}, "required": ["m"]})");
+  CHECK(native_accepts(params, {{"<|tool_call>", true}, {"call:f{m:[]}", false}, {"<tool_call|>", true}}));
+  CHECK_FALSE(native_accepts(params, {{"<|tool_call>", true}, {"call:f{m:[", false}, {"<|\"|>", true},
+                                      {"x", false}, {"<|\"|>", true}, {"]}", false}, {"<tool_call|>", true}}));
+  const json one = json::parse(R"({"type": "object", "properties": {"m": {"type": "array", "maxItems": 1,
+                                   "items": {"type": "string"}}}, "required": ["m"]})");
+  CHECK(native_accepts(one, {{"<|tool_call>", true}, {"call:f{m:[", false}, {"<|\"|>", true}, {"x", false},
+                             {"<|\"|>", true}, {"]}", false}, {"<tool_call|>", true}}));
 }

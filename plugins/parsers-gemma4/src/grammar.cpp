@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "markers.hpp"
+#include "schema_checks.hpp"
 
 namespace seatrt::parsers::gemma4 {
 namespace {
@@ -22,26 +23,6 @@ using nlohmann::json;
 constexpr size_t kMaxLiterals = 64;    // literal sets are tracked in a 64-bit mask
 constexpr size_t kMaxProperties = 64;  // so are an object's keys
 constexpr int kMaxSchemaDepth = 64;
-
-// Assertion keywords the Matcher cannot enforce: a schema with one is
-// refused rather than served output that may break it.
-constexpr const char* kUnenforced[] = {"pattern",     "multipleOf",  "not",          "if",
-                                       "then",        "else",        "prefixItems",  "contains",
-                                       "minContains", "maxContains", "dependentRequired",
-                                       "dependentSchemas", "dependencies", "propertyNames",
-                                       "$dynamicRef", "$recursiveRef"};
-
-void refuse_unenforced(const json& schema) {
-  for (const char* key : kUnenforced) {
-    if (schema.contains(key))
-      throw std::invalid_argument(std::string("the schema keyword '") + key +
-                                  "' cannot be enforced by constrained decoding; remove it (and check the "
-                                  "output yourself) or send the request without a forced schema");
-  }
-  if (auto u = schema.find("uniqueItems"); u != schema.end() && u->is_boolean() && u->get<bool>())
-    throw std::invalid_argument("the schema keyword 'uniqueItems' cannot be enforced by constrained decoding; "
-                                "remove it (and check the output yourself)");
-}
 
 Literal plain(std::string_view text) {
   return Literal{std::string(text), std::vector<bool>(text.size(), false)};
@@ -187,9 +168,11 @@ class Compiler {
     }
     if (!schema.is_object()) throw std::invalid_argument("a schema must be an object");
     refuse_unenforced(schema);
+    check_counts(schema);
+    refuse_combinator_siblings(schema);
     if (auto ref = schema.find("$ref"); ref != schema.end()) return compile_ref(*ref, depth);
-    if (auto e = schema.find("enum"); e != schema.end()) return compile_enum(*e);
-    if (auto c = schema.find("const"); c != schema.end()) return compile_enum(json::array({*c}));
+    if (auto e = schema.find("enum"); e != schema.end()) return compile_enum(*e, schema, "enum");
+    if (auto c = schema.find("const"); c != schema.end()) return compile_enum(json::array({*c}), schema, "const");
     for (const char* key : {"anyOf", "oneOf"}) {
       if (auto alts = schema.find(key); alts != schema.end()) {
         if (!alts->is_array() || alts->empty()) {
@@ -209,9 +192,24 @@ class Compiler {
     }
     auto type = schema.find("type");
     if (type == schema.end()) {
-      if (schema.contains("properties")) return compile_typed(schema, "object", depth);
-      if (schema.contains("items")) return compile_typed(schema, "array", depth);
-      return any_value(g_.limits.any_depth);
+      // No type: keywords that assert only about one kind of value say which
+      // kinds to write (writing only those keeps every output valid), else
+      // any value.
+      std::vector<std::string> kinds;
+      const auto has = [&](std::initializer_list<const char*> keys) {
+        return std::any_of(keys.begin(), keys.end(), [&](const char* k) { return schema.contains(k); });
+      };
+      if (has({"properties", "required", "additionalProperties", "minProperties", "maxProperties"}))
+        kinds.push_back("object");
+      if (has({"items", "minItems", "maxItems"})) kinds.push_back("array");
+      if (has({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})) kinds.push_back("number");
+      if (has({"minLength", "maxLength"})) kinds.push_back("string");
+      if (kinds.empty()) return any_value(g_.limits.any_depth);
+      if (kinds.size() == 1) return compile_typed(schema, kinds[0], depth);
+      Node u;
+      u.kind = NodeKind::kUnion;
+      for (const std::string& t : kinds) u.children.push_back(compile_typed(schema, t, depth));
+      return add(std::move(u));
     }
     if (type->is_string()) return compile_typed(schema, type->get<std::string>(), depth);
     if (!type->is_array() || type->empty()) {
@@ -263,10 +261,16 @@ class Compiler {
     return id;
   }
 
-  int compile_enum(const json& values) {
-    if (!values.is_array() || values.empty()) throw std::invalid_argument("enum must be a non-empty array");
+  // enum or const (`keyword`): the values that also meet the schema's other
+  // keywords (type, bounds, lengths: enum_value_fits).
+  int compile_enum(const json& values, const json& schema, const char* keyword) {
+    const std::string kw(keyword);
+    if (!values.is_array() || values.empty()) throw std::invalid_argument(kw + " must be a non-empty array");
     std::vector<Literal> lits;
+    bool any_fits = false;
     for (const json& v : values) {
+      if (!enum_value_fits(v, schema)) continue;
+      any_fits = true;
       if (v.is_string()) {
         const std::string s = v.get<std::string>();
         if (contains_marker(s)) continue;  // cannot be written as plain text
@@ -275,70 +279,114 @@ class Compiler {
         lits.push_back(plain(v.dump()));
       }  // objects and arrays in an enum are not supported: skipped
     }
-    if (lits.empty()) throw std::invalid_argument("enum has no value that can be enforced");
-    if (lits.size() > kMaxLiterals) throw std::invalid_argument("enum has more than 64 values");
+    if (!any_fits) throw std::invalid_argument("no value of '" + kw + "' meets the schema's other keywords");
+    if (lits.empty()) throw std::invalid_argument(kw + " has no value that can be enforced");
+    if (lits.size() > kMaxLiterals) throw std::invalid_argument(kw + " has more than 64 values");
     return literals(std::move(lits));
   }
 
-  bool key_usable(const std::string& key) const {
-    if (key.empty() || key.size() > 256 || contains_marker(key)) return false;
+  // A declared key as the output writes it: JSON escapes it (a key with
+  // '"', '\\' or a control character is written escaped, and "" is a key);
+  // the native syntax writes keys bare, so those keys are not writable there.
+  // Empty when the key cannot be written.
+  std::string written_key(const std::string& key) const {
+    if (key.size() > 256 || contains_marker(key)) return "";
+    if (g_.syntax == Syntax::kJson) {
+      const std::string quoted = json(key).dump();
+      return quoted.substr(1, quoted.size() - 2);  // may be empty: the key ""
+    }
+    if (key.empty()) return "";
     for (char c : key) {
       const auto u = static_cast<unsigned char>(c);
-      if (u < 0x20) return false;
-      if (g_.syntax == Syntax::kNative && (c == ':' || c == ',' || c == '{' || c == '}')) return false;
-      if (g_.syntax == Syntax::kJson && (c == '"' || c == '\\')) return false;
+      if (u < 0x20 || c == ':' || c == ',' || c == '{' || c == '}') return "";
     }
-    return true;
+    return key;
+  }
+  bool key_writable(const std::string& key) const { return g_.syntax == Syntax::kJson || !written_key(key).empty(); }
+
+  // An object: its declared properties (and the required keys it does not
+  // declare, with any value unless additionalProperties forbids them), else
+  // a free object whose values follow additionalProperties.  Nothing but
+  // declared keys is written, so additionalProperties holds by construction
+  // where properties exist.
+  int compile_object(const json& schema, int depth) {
+    json props = json::object();
+    if (auto p = schema.find("properties"); p != schema.end() && p->is_object()) props = *p;
+    std::vector<std::string> required;
+    if (auto r = schema.find("required"); r != schema.end() && r->is_array()) {
+      for (const json& k : *r)
+        if (k.is_string() && std::find(required.begin(), required.end(), k.get<std::string>()) == required.end())
+          required.push_back(k.get<std::string>());
+    }
+    const json additional = schema.value("additionalProperties", json(true));
+    const bool closed = additional.is_boolean() && !additional.get<bool>();
+    for (const std::string& key : required) {
+      if (props.contains(key)) continue;
+      if (closed)
+        throw std::invalid_argument("required property '" + key + "' is not in 'properties' and "
+                                    "additionalProperties is false: no object fits");
+      props[key] = additional.is_object() ? additional : json::object();  // an undeclared key's schema
+    }
+    const uint32_t max_props = count_of(schema, "maxProperties", UINT32_MAX);
+    if (props.empty()) {
+      if (count_of(schema, "minProperties", 0) > 0)
+        throw std::invalid_argument("'minProperties' on an object without properties cannot be enforced by "
+                                    "constrained decoding; declare the keys in 'properties' and 'required'");
+      if (closed || max_props == 0) {  // only {}
+        Node empty;
+        empty.kind = NodeKind::kObject;
+        return add(empty);
+      }
+      // Free keys; their values follow additionalProperties when it is a schema.
+      Node obj;
+      obj.kind = NodeKind::kAnyObject;
+      obj.depth = g_.limits.any_depth;
+      obj.max_items = std::min(max_props, g_.limits.max_free_keys);
+      const int id = add(obj);
+      const int value = additional.is_object() && !additional.empty() ? compile(additional, depth + 1)
+                                                                       : any_value(g_.limits.any_depth);
+      g_.nodes[static_cast<size_t>(id)].children = {value};
+      return id;
+    }
+    Node n;
+    n.kind = NodeKind::kObject;
+    std::vector<std::string> keys;  // the schema's names, beside the written ones
+    for (const auto& [key, sub] : props.items()) {
+      const bool is_required = std::count(required.begin(), required.end(), key) > 0;
+      if (!key_writable(key)) {
+        if (is_required) throw std::invalid_argument("required property '" + key + "' cannot be written");
+        continue;
+      }
+      n.properties.push_back({written_key(key), -1, is_required});
+      keys.push_back(key);
+    }
+    if (n.properties.size() > kMaxProperties) throw std::invalid_argument("more than 64 properties");
+    // Property counts: enforced where they hold for every output (the
+    // required ones are always written, nothing beyond the declared ones).
+    const size_t required_written = static_cast<size_t>(
+        std::count_if(n.properties.begin(), n.properties.end(), [](const Property& p) { return p.required; }));
+    if (count_of(schema, "minProperties", 0) > required_written)
+      throw std::invalid_argument("'minProperties' above the number of required properties cannot be enforced "
+                                  "by constrained decoding; list the properties in 'required' instead");
+    if (max_props < n.properties.size())
+      throw std::invalid_argument("'maxProperties' below the number of declared properties cannot be enforced "
+                                  "by constrained decoding");
+    const int id = add(n);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const int child = compile(props[keys[i]], depth + 1);
+      g_.nodes[static_cast<size_t>(id)].properties[i].node = child;
+    }
+    return id;
   }
 
   int compile_typed(const json& schema, const std::string& type, int depth) {
     Node n;
-    if (type == "object") {
-      auto props = schema.find("properties");
-      if (props == schema.end() || !props->is_object() || props->empty()) return any_object();
-      std::vector<std::string> required;
-      if (auto r = schema.find("required"); r != schema.end() && r->is_array()) {
-        for (const json& k : *r) {
-          if (k.is_string()) required.push_back(k.get<std::string>());
-        }
-      }
-      n.kind = NodeKind::kObject;
-      for (const auto& [key, sub] : props->items()) {
-        const bool is_required = std::count(required.begin(), required.end(), key) > 0;
-        if (!key_usable(key)) {
-          if (is_required) throw std::invalid_argument("required property '" + key + "' cannot be written");
-          continue;
-        }
-        n.properties.push_back({key, -1, is_required});
-      }
-      if (n.properties.size() > kMaxProperties) throw std::invalid_argument("more than 64 properties");
-      // Property counts: enforced where they hold for every output (the
-      // required ones are always written, nothing beyond the declared ones).
-      const size_t required_written =
-          static_cast<size_t>(std::count_if(n.properties.begin(), n.properties.end(), [](const Property& p) {
-            return p.required;
-          }));
-      if (auto m = schema.find("minProperties");
-          m != schema.end() && m->is_number_unsigned() && m->get<uint64_t>() > required_written)
-        throw std::invalid_argument("'minProperties' above the number of required properties cannot be enforced "
-                                    "by constrained decoding; list the properties in 'required' instead");
-      if (auto m = schema.find("maxProperties");
-          m != schema.end() && m->is_number_unsigned() && m->get<uint64_t>() < n.properties.size())
-        throw std::invalid_argument("'maxProperties' below the number of declared properties cannot be enforced "
-                                    "by constrained decoding");
-      const int id = add(n);
-      for (size_t i = 0; i < g_.nodes[static_cast<size_t>(id)].properties.size(); ++i) {
-        const json& sub = (*props)[g_.nodes[static_cast<size_t>(id)].properties[i].name];
-        const int child = compile(sub, depth + 1);
-        g_.nodes[static_cast<size_t>(id)].properties[i].node = child;
-      }
-      return id;
-    }
+    if (type == "object") return compile_object(schema, depth);
     if (type == "array") {
       n.kind = NodeKind::kArray;
-      n.min_items = schema.value("minItems", 0u);
-      n.max_items = std::max(n.min_items, std::min(schema.value("maxItems", g_.limits.max_array_items),
-                                                   g_.limits.max_array_items));
+      n.min_items = count_of(schema, "minItems", 0);
+      n.max_items =
+          std::max(n.min_items, std::min(count_of(schema, "maxItems", UINT32_MAX), g_.limits.max_array_items));
       const int id = add(n);
       auto items = schema.find("items");
       const int item = (items == schema.end()) ? any_value(g_.limits.any_depth) : compile(*items, depth + 1);
@@ -347,8 +395,8 @@ class Compiler {
     }
     if (type == "string") {
       n.kind = NodeKind::kString;
-      n.max_bytes = std::min(schema.value("maxLength", g_.limits.max_string_bytes), g_.limits.max_string_bytes);
-      n.min_chars = schema.value("minLength", 0u);
+      n.max_bytes = std::min(count_of(schema, "maxLength", UINT32_MAX), g_.limits.max_string_bytes);
+      n.min_chars = count_of(schema, "minLength", 0);
       if (n.min_chars > n.max_bytes)
         throw std::invalid_argument("'minLength' " + std::to_string(n.min_chars) + " is above the longest string " +
                                     "this request may write (" + std::to_string(n.max_bytes) +

@@ -6,20 +6,21 @@
 // response_format.  No whitespace is allowed between tokens (the model's
 // trained native syntax has none, and it keeps generation from stalling).
 //
-// Supported schema keywords: type (one or a list), properties, required,
-// items, minItems, maxItems, minLength, maxLength, minimum, maximum,
-// exclusiveMinimum, exclusiveMaximum (numeric_bounds.hpp), enum, const,
-// anyOf, oneOf, a one-element allOf, $ref to #/$defs or #/definitions.
-// Objects never get keys that their properties do not declare (so
-// additionalProperties, patternProperties and unevaluatedProperties, which
-// only permit more, hold); an object or value with no schema accepts any
-// value.  format is an annotation (JSON Schema 2020-12, 7.2): not enforced.
-// Refused with an error naming the keyword (kUnenforced): assertions the
-// Matcher cannot enforce (pattern, multipleOf, not, if/then/else, ...), so
-// that no output silently breaks its schema; a $ref chain (through $ref,
-// anyOf, oneOf, allOf) that refers back to itself without passing through an
-// object or array; and a schema whose every value nests deeper than the
-// Matcher's bound (kMaxNesting).
+// Supported schema keywords: type (one or a list, or inferred from the
+// keywords when absent), properties, required, additionalProperties (false,
+// or a schema for the values of an object without properties),
+// maxProperties, items, minItems, maxItems, minLength, maxLength, minimum,
+// maximum, exclusiveMinimum, exclusiveMaximum (numeric_bounds.hpp), enum and
+// const (filtered by their sibling keywords), anyOf, oneOf (as anyOf), a
+// one-element allOf, $ref to #/$defs or #/definitions.  Objects never get
+// keys their schema does not name.  format is an annotation (JSON Schema
+// 2020-12, 7.2): not enforced.  Refused with an error naming the keyword
+// (schema_checks.hpp): assertions the Matcher cannot enforce (pattern,
+// multipleOf, not, if/then/else, ...), bad or contradictory counts, and
+// assertions beside a combinator, so that no output silently breaks its
+// schema; a $ref chain (through $ref, anyOf, oneOf, allOf) that refers back
+// to itself without passing through an object or array; and a schema whose
+// every value nests deeper than the Matcher's bound (kMaxNesting).
 #pragma once
 
 #include <array>

@@ -558,7 +558,10 @@ Matcher::Result Matcher::any_object(Frame& f, int byte, bool special) {
       f.phase = kObjAfter;
       return push(node(f).children[0]) ? Result::kPushed : Result::kReject;
     case kObjAfter:
-      if (byte == ',' && f.count < g_->limits.max_free_keys && fits(node(f).children[0])) {
+      // A free object's key count: its maxProperties (max_items), within the
+      // seat's max_free_keys.
+      if (byte == ',' && f.count < (node(f).max_items ? node(f).max_items : g_->limits.max_free_keys) &&
+          fits(node(f).children[0])) {
         f.phase = kObjKeyStart;
         return Result::kTake;
       }
@@ -569,8 +572,11 @@ Matcher::Result Matcher::any_object(Frame& f, int byte, bool special) {
 
 Matcher::Result Matcher::array(Frame& f, int byte, bool special) {
   if (special || byte == kEnd) {
+    // An item that starts with a special token (a native string's <|"|>):
+    // the same checks as a plain first byte below (maxItems 0 once let a
+    // string into an array that must stay empty).
     if (f.phase == kArrFirst || f.phase == kArrNext) {
-      if (byte == kEnd) return Result::kReject;
+      if (byte == kEnd || (f.phase == kArrFirst && node(f).max_items == 0)) return Result::kReject;
       f.phase = kArrAfter;
       return push(node(f).items) ? Result::kPushed : Result::kReject;
     }
