@@ -744,3 +744,22 @@ TEST_CASE("maxItems 0 keeps a native array empty also when an item would start w
   CHECK(native_accepts(one, {{"<|tool_call>", true}, {"call:f{m:[", false}, {"<|\"|>", true}, {"x", false},
                              {"<|\"|>", true}, {"]}", false}, {"<tool_call|>", true}}));
 }
+
+TEST_CASE("a tool's parameters reached through $ref keep their constraints; a non-object schema is refused",
+          "[parsers][constrained]") {
+  using namespace seatrt::parsers::gemma4;
+  // A $ref (or anyOf) of objects compiles to alternatives, which the call
+  // root once replaced by "any object", dropping every constraint.
+  const json ref = json::parse(R"({"$ref": "#/$defs/A", "$defs": {"A": {"type": "object",
+      "properties": {"x": {"type": "integer", "maximum": 3}}, "required": ["x"]}}})");
+  CHECK(native_accepts(ref, {{"<|tool_call>", true}, {"call:f{x:3}", false}, {"<tool_call|>", true}}));
+  CHECK_FALSE(native_accepts(ref, {{"<|tool_call>", true}, {"call:f{x:4}", false}, {"<tool_call|>", true}}));
+  CHECK_FALSE(native_accepts(ref, {{"<|tool_call>", true}, {"call:f{y:1}", false}, {"<tool_call|>", true}}));
+  for (const char* text : {R"({"type": "string"})", R"([1])", R"({"anyOf": [{"type": "object"}, {"type": "integer"}]})"}) {
+    INFO(text);
+    const json params = json::parse(text);
+    const ToolSchema tool{"f", &params};
+    CHECK_THROWS_WITH(compile_tool_calls({tool}, false, RootOptions{}, GrammarLimits{}),
+                      Catch::Contains("function 'f'"));
+  }
+}

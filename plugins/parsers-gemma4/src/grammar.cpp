@@ -160,6 +160,14 @@ class Compiler {
     return add(obj);
   }
 
+  // Whether every value of `id` is an object (through unions and $refs).
+  bool writes_object(int id, uint32_t depth) const {
+    const Node& n = g_.nodes[static_cast<size_t>(id)];
+    if (n.kind == NodeKind::kObject || n.kind == NodeKind::kAnyObject) return true;
+    if (n.kind != NodeKind::kUnion || n.children.empty() || depth > kMaxUnionChain) return false;
+    return std::all_of(n.children.begin(), n.children.end(), [&](int c) { return writes_object(c, depth + 1); });
+  }
+
   int compile(const json& schema, int depth) {
     if (depth > kMaxSchemaDepth) throw std::invalid_argument("schema nests too deeply");
     if (schema.is_boolean()) {
@@ -601,19 +609,20 @@ Grammar compile_tool_calls(const std::vector<ToolSchema>& tools, bool many, Root
   for (const ToolSchema& tool : tools) {
     Compiler c(g, tool.parameters);
     int params = -1;
-    // A "type" that is not a string goes to compile(), which validates it
-    // (an empty array is refused there as in response_format).
-    const bool is_object = tool.parameters && tool.parameters->is_object();
-    const auto type = is_object ? tool.parameters->find("type") : json::const_iterator();
-    if (is_object && (type == tool.parameters->end() || !type->is_string() || *type == "object")) {
+    // No parameters: any arguments.  Otherwise the schema must describe an
+    // object (the call writes NAME{ARGS}): an object, or alternatives that
+    // all are ($ref, anyOf); anything else is refused rather than replaced
+    // by "any object" (a $ref to the arguments' schema once was).
+    if (!tool.parameters || tool.parameters->is_null()) {
+      params = c.any_object();
+    } else {
+      if (!tool.parameters->is_object())
+        throw std::invalid_argument("function '" + tool.name + "': 'parameters' must be a JSON schema object");
       params = c.compile(*tool.parameters, 0);
       c.check_chains();
-      if (g.nodes[static_cast<size_t>(params)].kind != NodeKind::kObject &&
-          g.nodes[static_cast<size_t>(params)].kind != NodeKind::kAnyObject) {
-        params = c.any_object();
-      }
-    } else {
-      params = c.any_object();
+      if (!c.writes_object(params, 0))
+        throw std::invalid_argument("function '" + tool.name + "': its 'parameters' schema does not describe an "
+                                    "object (a call's arguments are one)");
     }
     g.nodes[static_cast<size_t>(id)].literals.push_back(plain(tool.name));
     g.nodes[static_cast<size_t>(id)].children.push_back(params);
