@@ -300,6 +300,7 @@ int Api::chat(const HttpRequest& req, ResponseWriter& w, GenerationRecord& recor
   }
   job.prompt = seat_.tokenizer->encode(prompt_text, false);
   check_lengths(seat_, r.gen, job.prompt.size(), "messages");
+  check_ids(seat_, r.gen.stop_token_ids, "stop_token_ids");
   ParserRequestInfo info;
   info.request_id = random_id("req-");
   info.tools_json = r.tools.is_null() ? "" : r.tools.dump();
@@ -325,6 +326,7 @@ int Api::completion(const HttpRequest& req, ResponseWriter& w, GenerationRecord&
     job.prompt = r.prompt_ids;
   }
   check_lengths(seat_, r.gen, job.prompt.size(), "prompt");
+  check_ids(seat_, r.gen.stop_token_ids, "stop_token_ids");
   job.params = r.gen;
   return serve_generation(seat_, metrics_, job, w, &record);
 }

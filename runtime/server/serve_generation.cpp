@@ -11,7 +11,10 @@
 
 namespace seatrt::server {
 
-using nlohmann::json;
+// Insertion-ordered objects: a response reads in the order OpenAI writes it,
+// and a completion's top_logprobs dict lists its tokens most likely first
+// (a sorted map gave them alphabetically).
+using json = nlohmann::ordered_json;
 using Clock = std::chrono::steady_clock;
 
 std::string random_id(const std::string& prefix) {

@@ -66,6 +66,12 @@ class BadRequestsTest(SharedSeatTest):
         self.assert_400("/v1/completions", {"model": MODEL, "prompt": [big], "max_tokens": 1}, contains="prompt")
         self.assert_400("/v1/completions", {"model": MODEL, "prompt": "hi", "max_tokens": 1, "stop_token_ids": [big]},
                         contains="stop_token_ids")
+        # Within int32 but outside the vocabulary (a sweep found these taken silently).
+        for bad in ([99999], [-5], [3, 1 << 30]):
+            for path, body in (("/v1/completions", {"prompt": "hi"}),
+                               ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}]})):
+                self.assert_400(path, dict(body, model=MODEL, max_tokens=1, stop_token_ids=bad),
+                                contains="outside the vocabulary")
         self.assert_400("/detokenize", {"tokens": [2 ** 32 + 2]}, contains="tokens")
         self.assert_400("/detokenize", {"tokens": [2 ** 64 - 1]}, contains="tokens")
 

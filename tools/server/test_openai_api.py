@@ -61,6 +61,19 @@ class OpenAIApiTest(SharedSeatTest):
         self.assertEqual(r.usage.prompt_tokens, len(_tok.encode("Once upon a time", add_special_tokens=True).ids))
         self.assertTrue(r.choices[0].text)
 
+    def test_completions_top_logprobs_list_the_likeliest_first(self):
+        # The legacy format is a dict per position: the client keeps the
+        # order it was written in, which must be by probability (a sorted map
+        # once wrote it alphabetically).
+        r = self.client.completions.create(model=MODEL, prompt="Once upon a time", max_tokens=6, temperature=1.0,
+                                           seed=3, logprobs=5)
+        tops = r.choices[0].logprobs.top_logprobs
+        self.assertEqual(len(tops), 6)
+        for top in tops:
+            values = list(top.values())
+            self.assertGreaterEqual(len(values), 2)
+            self.assertEqual(values, sorted(values, reverse=True), top)
+
     def test_streaming_with_usage_equals_non_streaming(self):
         full = self.chat("tell me something", max_tokens=12, temperature=0.9, seed=7)
         stream = self.chat("tell me something", max_tokens=12, temperature=0.9, seed=7, stream=True,
