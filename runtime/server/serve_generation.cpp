@@ -252,7 +252,12 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
         st.sent_role = true;
       }
       if (!ev->delta.content.empty() || delta.contains("role")) delta["content"] = ev->delta.content;
-      if (!ev->delta.reasoning.empty()) delta["reasoning_content"] = ev->delta.reasoning;
+      // Reasoning under vLLM's current name and its earlier one, which
+      // several clients still read (shared/spec gemma4-text-boundary 4.6).
+      if (!ev->delta.reasoning.empty()) {
+        delta["reasoning"] = ev->delta.reasoning;
+        delta["reasoning_content"] = ev->delta.reasoning;
+      }
       if (!ev->delta.tool_calls.empty()) delta["tool_calls"] = tool_call_deltas_json(ev->delta.tool_calls, started);
       choice["delta"] = delta;
       if (job.params.logprobs && !ev->logprobs.empty()) logprobs = {{"content", chat_logprob_entries(ev->logprobs)}};
@@ -322,7 +327,10 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
     if (chat) {
       json message = {{"role", "assistant"}};
       message["content"] = st.content.empty() && !st.calls.empty() ? json(nullptr) : json(st.content);
-      if (!st.reasoning.empty()) message["reasoning_content"] = st.reasoning;
+      if (!st.reasoning.empty()) {
+        message["reasoning"] = st.reasoning;
+        message["reasoning_content"] = st.reasoning;
+      }
       if (!st.calls.empty()) message["tool_calls"] = tool_calls_json(st.calls);
       c["message"] = message;
       c["logprobs"] = job.params.logprobs ? json{{"content", st.chat_logprobs}} : json(nullptr);

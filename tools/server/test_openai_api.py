@@ -39,6 +39,7 @@ class OpenAIApiTest(SharedSeatTest):
         self.assertEqual(msg.content, "Hello there, friend. The weather is fine today.")
         self.assertEqual(r.choices[0].finish_reason, "stop")
         self.assertNotIn("reasoning_content", msg.model_extra or {})
+        self.assertNotIn("reasoning", msg.model_extra or {})
         self.assertEqual(r.usage.completion_tokens, len(ids(msg.content)) + 0)
         self.assertGreater(r.usage.prompt_tokens, 0)
 
@@ -52,7 +53,14 @@ class OpenAIApiTest(SharedSeatTest):
                       extra_body={"chat_template_kwargs": {"enable_thinking": True}})
         msg = r.choices[0].message
         self.assertEqual(msg.content, "The answer is 4.")
+        # Under vLLM's current field name and its earlier one.
+        self.assertEqual(msg.model_extra.get("reasoning"), "Let me think.")
         self.assertEqual(msg.model_extra.get("reasoning_content"), "Let me think.")
+        stream = self.chat("Please THINK_THEN_ANSWER now", max_tokens=64, temperature=0, stream=True,
+                           extra_body={"chat_template_kwargs": {"enable_thinking": True}})
+        deltas = [c.choices[0].delta.model_extra or {} for c in stream if c.choices]
+        self.assertEqual("".join(d.get("reasoning") or "" for d in deltas), "Let me think.")
+        self.assertEqual("".join(d.get("reasoning_content") or "" for d in deltas), "Let me think.")
 
     def test_completions_endpoint(self):
         r = self.client.completions.create(model=MODEL, prompt="Once upon a time", max_tokens=8, temperature=0)
