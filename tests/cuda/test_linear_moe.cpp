@@ -255,10 +255,12 @@ struct MoeVariant {
 // per row (w), each with some splits; F32 x split into two BF16 planes (the
 // default, within 2^-16: a dropped lo plane would be off by ~2^-9) or three
 // (p3, exact); at most 2 or 4 tokens staged per gate/up pass (t2, t4); the
-// down's reads before its PDL wait (e).
+// down's reads before its PDL wait (e); the down's weights asked of L2 during
+// gate/up (l; at <= 2 tokens, so the 1-token case takes it).
 const char* const kMoeVariants[] = {"old", "", "s1", "s2", "s4", "s8", "d8", "s1,d8", "a+d4",
                                     "r", "r,s1", "r,s2", "r,s8", "r+d8", "w", "w,s4,d4",
-                                    "p3", "p3,s1", "p3,r", "t2", "t4,s1", "e", "e,d8", "e,r", "e,w,s4"};
+                                    "p3", "p3,s1", "p3,r", "t2", "t4,s1", "e", "e,d8", "e,r", "e,w,s4",
+                                    "l", "l,e", "l,r"};
 
 }  // namespace
 

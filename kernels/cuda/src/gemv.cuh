@@ -289,6 +289,11 @@ struct MoeDecodeChoice {
   // (gate/up then waits before it releases the down).  Opt-in until
   // measured on a device (k_moe_decode.cu, pdl_begin).
   bool down_early = false;
+  // "l": at <= 2 tokens, each gate/up block asks L2 for its share of its
+  // expert's down weights (cp.async.bulk.prefetch), so the down streams
+  // them from L2: at batch 1 the down took 14 us for 8.9 MB (latency-bound,
+  // ~0.6 TB/s).  Opt-in until measured on a device.
+  bool l2_down = false;
 };
 bool moe_decode_fits(const MoeProblem& p);
 size_t moe_decode_workspace_bytes(const MoeProblem& p);

@@ -244,6 +244,7 @@ MoeDecodeChoice moe_decode_choice() {
     // byte-wise scales: version 4), w (register ring, one scale load per row).
     if (n == 1 && p[0] == 'a') c.async_loads = true;
     if (n == 1 && p[0] == 'e') c.down_early = true;
+    if (n == 1 && p[0] == 'l') c.l2_down = true;
     if (n == 1 && (p[0] == 'r' || p[0] == 'w')) {
       c.async_loads = false;
       c.wide_scales = p[0] == 'w';

@@ -57,6 +57,9 @@ struct DecodeArgs {
   int32_t* counters = nullptr;     // per down chunk; zeroed by launch 1
   int32_t chunks = 0;
   int32_t early = 0;  // MoeDecodeChoice::down_early (pdl_begin)
+  // Launch 1: the down tables, whose weights each block asks L2 for
+  // (MoeDecodeChoice::l2_down); NULL: none.
+  const WeightRef* l2_down = nullptr;
   Mat out;  // launch 2: [T, H]
 };
 
@@ -79,6 +82,19 @@ __device__ __forceinline__ void pdl_begin(bool early) {
     asm volatile("griddepcontrol.wait;" ::: "memory");
   }
 }
+// Asks L2 for the bytes [begin, end), rounded inward to 16 bytes, in pieces
+// of at most 32 KB, one piece per lane of the calling warp per round.  A
+// hint: nothing waits for it.
+__device__ __forceinline__ void prefetch_l2(const char* begin, const char* end, int lane) {
+  constexpr uintptr_t kPiece = 32 * 1024;
+  const uintptr_t b = (reinterpret_cast<uintptr_t>(begin) + 15) & ~uintptr_t(15);
+  const uintptr_t e = reinterpret_cast<uintptr_t>(end) & ~uintptr_t(15);
+  for (uintptr_t p = b + uintptr_t(lane) * kPiece; p < e; p += 32 * kPiece) {
+    const uint32_t n = static_cast<uint32_t>(e - p < kPiece ? e - p : kPiece);
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(n) : "memory");
+  }
+}
+
 // Launch 2's wait where it needs launch 1's output (returns at once when
 // already waited; no flag is kept: the tight down kernel spilled one).
 __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
@@ -467,6 +483,20 @@ __global__ void __launch_bounds__(256, kTight ? 3 : 2) moe_decode_kernel(DecodeA
     if (lane == 0) s_info[1] = n;
   }
   __syncthreads();
+  if (kGlu && a.l2_down && warp == 2) {
+    // This block's share of its expert's down rows (the down's rows are the
+    // gate/up K), data and scales.
+    const WeightRef d = a.l2_down[e];
+    const int64_t per = (a.k + gridDim.x - 1) / gridDim.x, r0 = int64_t(blockIdx.x) * per;
+    const int64_t r1 = r0 + per < a.k ? r0 + per : a.k;
+    if (r1 > r0 && d.kind <= int32_t(WeightKind::Fp4Bf16Scales)) {
+      const char* data = static_cast<const char*>(d.data);
+      prefetch_l2(data + r0 * d.data_row_bytes, data + r1 * d.data_row_bytes, lane);
+      const int64_t esize = d.kind == int32_t(WeightKind::Fp4E4m3Scales) ? 1 : 2;
+      const char* scales = static_cast<const char*>(d.scales);
+      prefetch_l2(scales + r0 * d.scale_row_elems * esize, scales + r1 * d.scale_row_elems * esize, lane);
+    }
+  }
   const int count = s_info[1];
   const WeightRef& w = s_w[0];
   const WeightRef& wu = s_w[kGlu ? 1 : 0];
@@ -743,6 +773,7 @@ int launch_moe_decode(cudaStream_t st, const MoeProblem& p, void* workspace, con
   g.counters = ws.counters;
   g.chunks = static_cast<int32_t>(ceil_div(p.hidden, chunk_rows));
   g.early = choice.down_early ? 1 : 0;
+  g.l2_down = choice.l2_down && p.tokens <= 2 ? p.down : nullptr;
   const int load = choice.async_loads ? 2 : choice.wide_scales ? 1 : 0;
   const size_t stages = load == 2 ? size_t(kGluWarps) * kStages * kStageBytes : 0;
   const size_t red = (split > 1 ? sizeof(float) * 8 * 32 * kGluWarps : 0) + stages + 16;
