@@ -152,6 +152,7 @@ KernelDispatch::KernelDispatch(KernelProvider primary, KernelProvider fallback)
   SEATRT_OPERATION(qkv_norm_rope_store, false);  // ABI 1.4
   SEATRT_OPERATION(add_rms_norm_pair, false);    // ABI 1.4
   SEATRT_OPERATION(route, false);                // ABI 1.5
+  SEATRT_MANAGE(prefetch_weights, false);        // ABI 1.6: a hint about the primary's weights
   SEATRT_MANAGE(graph_begin, false);
   SEATRT_MANAGE(graph_end, false);
   SEATRT_MANAGE(graph_launch, false);

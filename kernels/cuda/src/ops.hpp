@@ -59,6 +59,9 @@ void rms_norm_multi(seatrt_kernel_context*, seatrt_stream, const seatrt_rms_norm
 // ops_route.cpp (ABI 1.5)
 void route(seatrt_kernel_context*, seatrt_stream, const seatrt_route_args*);
 
+// ops_prefetch.cpp (ABI 1.6)
+void prefetch_weights(seatrt_kernel_context*, seatrt_stream, const seatrt_prefetch_weights_args*);
+
 // sample.cpp
 void sample(seatrt_kernel_context*, seatrt_stream, const seatrt_sample_args*);
 

@@ -108,6 +108,7 @@ SEATRT_CUDA_OP(rms_norm_multi, seatrt_rms_norm_multi_args)
 SEATRT_CUDA_OP(qkv_norm_rope_store, seatrt_qkv_norm_rope_store_args)
 SEATRT_CUDA_OP(add_rms_norm_pair, seatrt_add_rms_norm_pair_args)
 SEATRT_CUDA_OP(route, seatrt_route_args)
+SEATRT_CUDA_OP(prefetch_weights, seatrt_prefetch_weights_args)
 #undef SEATRT_CUDA_OP
 
 seatrt_status* graph_begin(seatrt_kernel_context* ctx, seatrt_stream s) {
@@ -167,6 +168,7 @@ seatrt_kernel_api make_table() {
   t.qkv_norm_rope_store = qkv_norm_rope_store;
   t.add_rms_norm_pair = add_rms_norm_pair;
   t.route = route;  // ABI 1.5
+  t.prefetch_weights = prefetch_weights;  // ABI 1.6
   return t;
 }
 

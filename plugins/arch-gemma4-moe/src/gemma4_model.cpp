@@ -313,6 +313,13 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
   // prefetches the router's weights, which a kernel after a cross-stream
   // wait cannot, and the shorter dense MLP takes the cross-stream wait.
   const bool experts_side = !(streams_env && std::string(streams_env) == "experts-main");
+  // SEATRT_GEMMA4_PREFETCH=1 (opt-in until measured on a device): at decode
+  // sizes the dense branch, which ends well before the experts' at batch 1,
+  // then asks the provider (ABI 1.6 prefetch_weights) to bring the next
+  // layer's attention Linears into its cache, so their first loads do not
+  // wait on DRAM.
+  const char* prefetch_env = std::getenv("SEATRT_GEMMA4_PREFETCH");
+  const bool prefetch_next = prefetch_env && std::string(prefetch_env) == "1" && t <= 64 && ops.has_prefetch();
   const Ops side(k_, ctx_, fork ? side_ : stream);
   auto order = [&](seatrt_stream waiter, seatrt_stream signaler) {
     if (fork) sdk::throw_if_error(k_->stream_wait(ctx_, waiter, signaler));
@@ -415,6 +422,10 @@ void Model::forward(seatrt_stream stream, const seatrt_forward_batch& b) {
     if (c_.moe) {
       const int64_t e = c_.num_experts, k = c_.top_k;
       if (!pair) dense.rms_norm(branch, &w.post_ff_norm_1, eps, m1);
+      if (prefetch_next && !last) {
+        const auto& nw = layers_[static_cast<std::size_t>(li) + 1];
+        dense.prefetch({nw.q_proj, nw.k_proj, nw.v_proj, nw.o_proj});
+      }
       // Router on the un-normed residual: RMSNorm with the folded
       // scale x H^-1/2 weight (fold_router_scale); it and the experts'
       // input are norms of h with two gains, one call (ABI 1.2

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "seatrt/cpp/plugin.hpp"
 #include "seatrt/cpp/tensor.hpp"
@@ -215,6 +216,20 @@ class Ops {
     a.ids = &ids;
     a.weights = &weights;
     call(k_->route, a, "route");
+  }
+  // ABI 1.6: a hint that `weights` (NULL entries skipped) come next.
+  bool has_prefetch() const {
+    return SEATRT_HAS_FIELD(k_, seatrt_kernel_api, prefetch_weights) && k_->prefetch_weights;
+  }
+  void prefetch(std::initializer_list<const seatrt_linear_weight*> weights) const {
+    std::vector<const seatrt_linear_weight*> list;
+    for (const auto* w : weights)
+      if (w) list.push_back(w);
+    seatrt_prefetch_weights_args a{};
+    a.struct_size = sizeof(a);
+    a.count = static_cast<int32_t>(list.size());
+    a.weights = list.data();
+    call(k_->prefetch_weights, a, "prefetch_weights");
   }
   void sync() const {
     if (k_->stream_sync) sdk::throw_if_error(k_->stream_sync(ctx_, s_));

@@ -181,6 +181,10 @@ SEATRT_STATIC_ASSERT(offsetof(struct seatrt_sample_args, logprob) == 40, "ABI 1.
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_sample_args, top_ids) == 48, "ABI 1.0: seatrt_sample_args.top_ids moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_sample_args, top_logprobs) == 56, "ABI 1.0: seatrt_sample_args.top_logprobs moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_sample_args, non_finite) == 64, "ABI 1.0: seatrt_sample_args.non_finite moved");
+SEATRT_STATIC_ASSERT(sizeof(struct seatrt_prefetch_weights_args) >= 16, "ABI 1.0: seatrt_prefetch_weights_args shrank");
+SEATRT_STATIC_ASSERT(offsetof(struct seatrt_prefetch_weights_args, struct_size) == 0, "ABI 1.0: seatrt_prefetch_weights_args.struct_size moved");
+SEATRT_STATIC_ASSERT(offsetof(struct seatrt_prefetch_weights_args, count) == 4, "ABI 1.0: seatrt_prefetch_weights_args.count moved");
+SEATRT_STATIC_ASSERT(offsetof(struct seatrt_prefetch_weights_args, weights) == 8, "ABI 1.0: seatrt_prefetch_weights_args.weights moved");
 SEATRT_STATIC_ASSERT(sizeof(struct seatrt_add_rms_norm_args) >= 56, "ABI 1.0: seatrt_add_rms_norm_args shrank");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_add_rms_norm_args, struct_size) == 0, "ABI 1.0: seatrt_add_rms_norm_args.struct_size moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_add_rms_norm_args, x) == 8, "ABI 1.0: seatrt_add_rms_norm_args.x moved");
@@ -264,7 +268,7 @@ SEATRT_STATIC_ASSERT(sizeof(struct seatrt_kernel_probe) >= 16, "ABI 1.0: seatrt_
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_probe, struct_size) == 0, "ABI 1.0: seatrt_kernel_probe.struct_size moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_probe, score) == 4, "ABI 1.0: seatrt_kernel_probe.score moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_probe, detail) == 8, "ABI 1.0: seatrt_kernel_probe.detail moved");
-SEATRT_STATIC_ASSERT(sizeof(struct seatrt_kernel_api) >= 320, "ABI 1.0: seatrt_kernel_api shrank");
+SEATRT_STATIC_ASSERT(sizeof(struct seatrt_kernel_api) >= 328, "ABI 1.0: seatrt_kernel_api shrank");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, struct_size) == 0, "ABI 1.0: seatrt_kernel_api.struct_size moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, device_kind) == 4, "ABI 1.0: seatrt_kernel_api.device_kind moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, probe) == 8, "ABI 1.0: seatrt_kernel_api.probe moved");
@@ -306,6 +310,7 @@ SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, stream_wait) == 288, "AB
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, qkv_norm_rope_store) == 296, "ABI 1.0: seatrt_kernel_api.qkv_norm_rope_store moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, add_rms_norm_pair) == 304, "ABI 1.0: seatrt_kernel_api.add_rms_norm_pair moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, route) == 312, "ABI 1.0: seatrt_kernel_api.route moved");
+SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, prefetch_weights) == 320, "ABI 1.0: seatrt_kernel_api.prefetch_weights moved");
 SEATRT_STATIC_ASSERT(sizeof(struct seatrt_checkpoint_tensor) >= 88, "ABI 1.0: seatrt_checkpoint_tensor shrank");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_checkpoint_tensor, struct_size) == 0, "ABI 1.0: seatrt_checkpoint_tensor.struct_size moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_checkpoint_tensor, dtype) == 4, "ABI 1.0: seatrt_checkpoint_tensor.dtype moved");

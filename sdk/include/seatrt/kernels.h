@@ -278,6 +278,15 @@ typedef struct seatrt_sample_args {
   int32_t* non_finite;
 } seatrt_sample_args;
 
+/* Weights to bring closer to the compute units ahead of their use (ABI 1.6
+ * prefetch_weights): `count` entries of `weights`, prepared by this
+ * provider. */
+typedef struct seatrt_prefetch_weights_args {
+  uint32_t struct_size;
+  int32_t count;
+  const seatrt_linear_weight* const* weights; /* [count] */
+} seatrt_prefetch_weights_args;
+
 /* ---------------------------------------------- fused norms (ABI 1.1) */
 
 /* Residual update with a normed branch, then optionally the norm of the
@@ -609,6 +618,16 @@ typedef struct seatrt_kernel_api {
    * a caller then runs the sequence its args comment spells out.
    * Threading, ownership and lifetime as for every operation. */
   seatrt_status* (*route)(seatrt_kernel_context*, seatrt_stream, const seatrt_route_args*);
+
+  /* ---- ABI 1.6: a hint.  Asks the device to bring `weights` closer (on a
+   * GPU: into L2) ahead of the operations that will read them, e.g. the
+   * next layer's Linears while this layer's experts run.  Changes no data
+   * and no result; ordered on `stream` like any operation (a provider
+   * keeps the ordering of the operations around it).  Absent in older
+   * tables, and may be NULL: a caller then simply does not ask.  The args
+   * and the weight pointers are the caller's, read during the call;
+   * threading as for every operation. */
+  seatrt_status* (*prefetch_weights)(seatrt_kernel_context*, seatrt_stream, const seatrt_prefetch_weights_args*);
 } seatrt_kernel_api;
 
 #ifdef __cplusplus
