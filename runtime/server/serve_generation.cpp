@@ -159,7 +159,8 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
     for (auto& c : choices) completion += c.completion_count;
     const auto prompt = static_cast<int64_t>(job.prompt.size());
     json u = {{"prompt_tokens", prompt}, {"completion_tokens", completion}, {"total_tokens", prompt + completion}};
-    if (cached_tokens > 0) u["prompt_tokens_details"] = {{"cached_tokens", cached_tokens}};
+    // Always present, as OpenAI writes it (0 when nothing came from the cache).
+    u["prompt_tokens_details"] = {{"cached_tokens", cached_tokens}};
     return u;
   };
 

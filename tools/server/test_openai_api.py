@@ -109,6 +109,7 @@ class OpenAIApiTest(SharedSeatTest):
     def test_repeated_prompt_hits_the_prefix_cache(self):
         text = "prefix cache probe " + "lorem ipsum dolor sit amet " * 12
         first = self.chat(text, max_tokens=2, temperature=0)
+        self.assertEqual(first.usage.prompt_tokens_details.cached_tokens, 0)  # present, as OpenAI writes it
         second = self.chat(text, max_tokens=2, temperature=0)
         details = second.usage.prompt_tokens_details
         self.assertIsNotNone(details)
