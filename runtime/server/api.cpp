@@ -308,6 +308,7 @@ int Api::chat(const HttpRequest& req, ResponseWriter& w, GenerationRecord& recor
   info.response_format_json = r.response_format.is_null() ? "" : r.response_format.dump();
   info.chat_template_kwargs_json = kwargs.dump();
   info.prompt_tail = prompt_text.substr(prompt_text.size() > 256 ? prompt_text.size() - 256 : 0);
+  info.parallel_tool_calls = r.parallel_tool_calls;
   job.parser = info;
   job.params = r.gen;
   return serve_generation(seat_, metrics_, job, w, &record);

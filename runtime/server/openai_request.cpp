@@ -282,7 +282,10 @@ ChatRequest parse_chat_request(const json& body) {
       throw bad_request("'tool_choice' requires 'tools'", "tool_choice");
     r.tool_choice = *v;
   }
-  f.get("parallel_tool_calls");
+  if (const json* v = f.get("parallel_tool_calls"); v && !v->is_null()) {
+    if (!v->is_boolean()) wrong_type("parallel_tool_calls", "a boolean", *v);
+    r.parallel_tool_calls = v->get<bool>();
+  }
   if (const json* v = f.get("response_format")) {
     if (!v->is_object() || !v->contains("type") || !(*v)["type"].is_string())
       throw bad_request("'response_format' must be an object with a string 'type'", "response_format");

@@ -37,6 +37,7 @@ struct ChatRequest {
   nlohmann::json response_format;       // object or null
   nlohmann::json chat_template_kwargs;  // object (may be empty)
   bool add_generation_prompt = true;
+  bool parallel_tool_calls = true;      // false: at most one tool call
 };
 
 struct CompletionRequest {

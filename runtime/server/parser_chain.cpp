@@ -82,6 +82,7 @@ ParserChain::ParserChain(const SeatRuntime& seat, const ParserRequestInfo& info)
   req.prompt_tail = info.prompt_tail.data();
   req.prompt_tail_len = info.prompt_tail.size();
   req.vocab = &vocab_;
+  req.parallel_tool_calls = info.parallel_tool_calls ? 1 : 0;
   auto make = [&](const ParserPlugin& p) {
     auto inst = std::make_unique<Instance>();
     inst->api = p.api;

@@ -34,6 +34,7 @@ struct ParserRequestInfo {
   std::string response_format_json;
   std::string chat_template_kwargs_json;
   std::string prompt_tail;
+  bool parallel_tool_calls = true;  // false: the request allows one call
 };
 
 class ParserChain {

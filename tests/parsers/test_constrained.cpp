@@ -763,3 +763,64 @@ TEST_CASE("a tool's parameters reached through $ref keep their constraints; a no
                       Catch::Contains("function 'f'"));
   }
 }
+
+TEST_CASE("parallel_tool_calls false: one call, forced or not", "[parsers][constrained]") {
+  const TestVocab vocab = constrained_vocab();
+  std::mt19937 rng(17);
+  Strings s;
+  s.tools = json::array({{{"type", "function"}, {"function", {{"name", "get_weather"}, {"parameters", schemas()[0]}}}},
+                         {{"type", "function"}, {"function", {{"name", "search"}, {"parameters", schemas()[2]}}}}})
+                .dump();
+  // Forced ("required"): the grammar takes one call only.  The same
+  // requests with parallel calls allowed write several now and then (the
+  // control: the limit is what makes the difference).
+  int several_when_allowed = 0;
+  for (int parallel = 0; parallel <= 1; ++parallel) {
+    for (int run = 0; run < 300; ++run) {
+      s.choice = "\"required\"";
+      s.kwargs = "{}";
+      fill(s);
+      s.request.parallel_tool_calls = parallel;
+      const Outcome o = generate(vocab, s.request, rng);
+      REQUIRE(o.message.contains("tool_calls"));
+      if (!parallel) CHECK(o.message["tool_calls"].size() == 1);
+      if (parallel && o.message["tool_calls"].size() > 1) ++several_when_allowed;
+    }
+  }
+  CHECK(several_when_allowed > 0);
+
+  // Not forced ("auto"): once a call is complete only the stop tokens are
+  // allowed; before it, nothing is constrained.
+  s.choice = "\"auto\"";
+  for (int parallel = 0; parallel <= 1; ++parallel) {
+    fill(s);
+    s.request.parallel_tool_calls = parallel;
+    s.request.vocab = vocab.get();
+    seatrt::parsers::gemma4::Gemma4Parser parser("", s.request);
+    Recorder recorder;
+    const size_t words = (static_cast<size_t>(vocab.size()) + 31) / 32;
+    std::vector<uint32_t> mask(words);
+    CHECK_FALSE(parser.allowed_tokens(mask.data(), words));
+    for (const char* piece : {"<|tool_call>", "call:search{level:1,mode:<|\"|>a<|\"|>,flag:true}", "<tool_call|>"}) {
+      const int32_t id = vocab.id(piece);
+      if (id >= 0) {
+        parser.feed(&id, 1, piece, recorder);
+      } else {
+        parser.feed(nullptr, 0, piece, recorder);
+      }
+    }
+    INFO("parallel " << parallel);
+    REQUIRE(recorder.message()["tool_calls"].size() == 1);
+    if (parallel) {
+      CHECK_FALSE(parser.allowed_tokens(mask.data(), words));
+    } else {
+      REQUIRE(parser.allowed_tokens(mask.data(), words));
+      std::vector<int32_t> allowed;
+      for (int32_t id = 0; id < vocab.size(); ++id)
+        if (mask[static_cast<size_t>(id) / 32] >> (id % 32) & 1) allowed.push_back(id);
+      std::vector<int32_t> stops = {vocab.id("<turn|>"), vocab.id("<eos>"), vocab.id("<|tool_response>")};
+      std::sort(stops.begin(), stops.end());
+      CHECK(allowed == stops);
+    }
+  }
+}

@@ -55,6 +55,31 @@ class DemoVerifyTest(unittest.TestCase):
                 self.assertEqual("".join(tokens), content)
                 self.assertLessEqual(r.usage.completion_tokens, len(tokens) + 1, tokens)
 
+    def test_parallel_tool_calls_false_gives_one_call(self):
+        tools = [{"type": "function", "function": {"name": "f", "parameters": {
+                     "type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}}},
+                 {"type": "function", "function": {"name": "g", "parameters": {"type": "object"}}}]
+        with DemoSeat() as seat:
+            client = seat.client()
+            def calls(seed, parallel):
+                r = client.chat.completions.create(
+                    model="demo", max_tokens=120, temperature=1.0, seed=seed, tools=tools,
+                    tool_choice="required", parallel_tool_calls=parallel,
+                    messages=[{"role": "user", "content": "call something"}])
+                return [c.function.name for c in r.choices[0].message.tool_calls or []]
+            # The control: with parallel calls allowed this random model
+            # writes several for some seed; the same seeds give one call
+            # each when they are not allowed.
+            several = [seed for seed in range(60) if len(calls(seed, True)) > 1]
+            self.assertTrue(several, "no seed of 60 gave several calls: the control does not control")
+            for seed in several[:4] + list(range(8)):
+                self.assertEqual(len(calls(seed, False)), 1, seed)
+            status, text, _ = seat.post("/v1/chat/completions", {
+                "model": "demo", "max_tokens": 4, "messages": [{"role": "user", "content": "x"}],
+                "tools": tools, "parallel_tool_calls": "no"})
+            self.assertEqual(status, 400, text)
+            self.assertIn("parallel_tool_calls", text)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

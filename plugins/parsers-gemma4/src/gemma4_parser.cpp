@@ -1,6 +1,10 @@
 #include "gemma4_parser.hpp"
 
+#include <algorithm>
 #include <stdexcept>
+#include <string>
+
+#include "markers.hpp"
 
 namespace seatrt::parsers::gemma4 {
 namespace {
@@ -32,6 +36,12 @@ Gemma4Parser::Gemma4Parser(std::string_view options_toml, const seatrt_parser_re
   stream_ = std::make_unique<OutputStream>(std::move(s));
 
   const bool forced = options_.tool_choice == ToolChoice::kRequired || options_.tool_choice == ToolChoice::kNamed;
+  if (!forced && !options_.parallel_calls && options_.tool_choice == ToolChoice::kAuto && request.vocab) {
+    for (std::string_view text : kStopTokenTexts) {
+      const int32_t id = request.vocab->token_id(request.vocab, std::string(text).c_str());
+      if (id >= 0) one_call_stops_.push_back(id);
+    }
+  }
   const bool json_answer = options_.format != ResponseFormat::kText;
   if (!(forced || json_answer)) return;
   RootOptions root;
@@ -39,8 +49,10 @@ Gemma4Parser::Gemma4Parser(std::string_view options_toml, const seatrt_parser_re
   root.start_in_thought = options_.prompt_in_channel;
   std::shared_ptr<const Grammar> grammar;
   if (forced) {
-    grammar = std::make_shared<Grammar>(compile_tool_calls(
-        forced_tools(options_), options_.tool_choice == ToolChoice::kRequired, root, options_.limits));
+    grammar = std::make_shared<Grammar>(compile_tool_calls(forced_tools(options_),
+                                                           options_.tool_choice == ToolChoice::kRequired &&
+                                                               options_.parallel_calls,
+                                                           root, options_.limits));
   } else {
     const nlohmann::json* schema = options_.format == ResponseFormat::kJsonSchema ? &options_.format_schema : nullptr;
     grammar = std::make_shared<Grammar>(compile_json(schema, root, options_.limits));
@@ -80,6 +92,13 @@ int32_t Gemma4Parser::finish(int32_t reason, EventSink& sink) {
 }
 
 bool Gemma4Parser::allowed_tokens(uint32_t* mask, size_t words) {
+  if (!one_call_stops_.empty() && stream_->calls() > 0 && !stream_->in_call()) {
+    // parallel_tool_calls false: the one call is written; only a stop now.
+    std::fill(mask, mask + words, 0u);
+    for (int32_t id : one_call_stops_)
+      if (static_cast<size_t>(id) / 32 < words) mask[static_cast<size_t>(id) / 32] |= 1u << (id % 32);
+    return true;
+  }
   if (!decoder_ || !decoder_->active()) return false;
   decoder_->allowed(mask, words);
   return true;

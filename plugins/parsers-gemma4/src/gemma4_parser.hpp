@@ -36,6 +36,9 @@ class Gemma4Parser {
   std::string next_call_id();
 
   RequestOptions options_;
+  // parallel_tool_calls false without a forced call: once a call is
+  // complete only these (the stop tokens) are allowed.
+  std::vector<int32_t> one_call_stops_;
   std::mt19937_64 rng_;
   std::unique_ptr<OutputStream> stream_;
   std::unique_ptr<ConstrainedDecoder> decoder_;

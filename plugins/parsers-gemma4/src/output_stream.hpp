@@ -47,6 +47,8 @@ class OutputStream {
   void finish(EventSink& sink);
 
   int calls() const { return calls_; }
+  // Inside a tool call (its head, arguments, or before its close).
+  bool in_call() const { return state_ == State::kCallHead || state_ == State::kCallArgs || state_ == State::kAfterArgs; }
   // The last call was cut off before its arguments were complete.
   bool last_call_truncated() const { return truncated_; }
 

@@ -1,6 +1,7 @@
 #include "request_options.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <stdexcept>
@@ -166,6 +167,9 @@ RequestOptions read_request(std::string_view options_toml, const seatrt_parser_r
     auto it = kwargs.find("enable_thinking");
     if (it != kwargs.end() && it->is_boolean()) out.enable_thinking = it->get<bool>();
   }
+  // (SEATRT_HAS_FIELD's NULL test, on a reference, would not compile cleanly.)
+  if (request.struct_size >= offsetof(seatrt_parser_request, parallel_tool_calls) + sizeof(int32_t))
+    out.parallel_calls = request.parallel_tool_calls != 0;
   if (request.prompt_tail && request.prompt_tail_len > 0) {
     out.prompt_in_channel = prompt_ends_in_channel(
         std::string_view(request.prompt_tail, request.prompt_tail_len), &out.prompt_wrote_label);

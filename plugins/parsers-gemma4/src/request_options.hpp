@@ -26,6 +26,7 @@ struct RequestOptions {
   bool prompt_in_channel = false;          // the prompt ends inside an open <|channel>
   bool prompt_wrote_label = false;         // ... after which the prompt already wrote text
   GrammarLimits limits;                    // from the seat's options
+  bool parallel_calls = true;              // false: at most one call (parallel_tool_calls)
 };
 
 // Reads the request (and the seat's options TOML).  Throws

@@ -402,7 +402,7 @@ SEATRT_STATIC_ASSERT(offsetof(struct seatrt_vocab, host_state) == 8, "ABI 1.0: s
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_vocab, token_bytes) == 16, "ABI 1.0: seatrt_vocab.token_bytes moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_vocab, token_id) == 24, "ABI 1.0: seatrt_vocab.token_id moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_vocab, is_special) == 32, "ABI 1.0: seatrt_vocab.is_special moved");
-SEATRT_STATIC_ASSERT(sizeof(struct seatrt_parser_request) >= 72, "ABI 1.0: seatrt_parser_request shrank");
+SEATRT_STATIC_ASSERT(sizeof(struct seatrt_parser_request) >= 80, "ABI 1.0: seatrt_parser_request shrank");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_parser_request, struct_size) == 0, "ABI 1.0: seatrt_parser_request.struct_size moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_parser_request, reserved0) == 4, "ABI 1.0: seatrt_parser_request.reserved0 moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_parser_request, request_id) == 8, "ABI 1.0: seatrt_parser_request.request_id moved");
@@ -413,6 +413,8 @@ SEATRT_STATIC_ASSERT(offsetof(struct seatrt_parser_request, chat_template_kwargs
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_parser_request, prompt_tail) == 48, "ABI 1.0: seatrt_parser_request.prompt_tail moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_parser_request, prompt_tail_len) == 56, "ABI 1.0: seatrt_parser_request.prompt_tail_len moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_parser_request, vocab) == 64, "ABI 1.0: seatrt_parser_request.vocab moved");
+SEATRT_STATIC_ASSERT(offsetof(struct seatrt_parser_request, parallel_tool_calls) == 72, "ABI 1.0: seatrt_parser_request.parallel_tool_calls moved");
+SEATRT_STATIC_ASSERT(offsetof(struct seatrt_parser_request, reserved1) == 76, "ABI 1.0: seatrt_parser_request.reserved1 moved");
 SEATRT_STATIC_ASSERT(sizeof(struct seatrt_parser_events) >= 40, "ABI 1.0: seatrt_parser_events shrank");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_parser_events, struct_size) == 0, "ABI 1.0: seatrt_parser_events.struct_size moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_parser_events, reserved0) == 4, "ABI 1.0: seatrt_parser_events.reserved0 moved");
