@@ -552,26 +552,47 @@ TEST_CASE("a recursive schema with no finite value is refused", "[parsers][const
 
 namespace {
 
+// Whether `segments` (text, and whether its bytes come from special
+// tokens) are a complete output of grammar `g`.
+bool walks(const seatrt::parsers::gemma4::Grammar& g, const std::vector<std::pair<std::string, bool>>& segments) {
+  seatrt::parsers::gemma4::Matcher m(g);
+  for (const auto& [text, special] : segments)
+    for (char c : text)
+      if (!m.step(static_cast<uint8_t>(c), special)) return false;
+  return m.can_end();
+}
+
 // Whether `text` (plain bytes) is a complete answer of the JSON grammar of
 // `schema`.
 bool accepts(const json& schema, const std::string& text) {
   using namespace seatrt::parsers::gemma4;
-  const Grammar g = compile_json(&schema, RootOptions{}, GrammarLimits{});
-  Matcher m(g);
-  for (char c : text)
-    if (!m.step(static_cast<uint8_t>(c), false)) return false;
-  return m.can_end();
+  return walks(compile_json(&schema, RootOptions{}, GrammarLimits{}), {{text, false}});
+}
+
+// A schema with answers its JSON grammar must accept and answers it must refuse.
+struct AcceptCase {
+  const char* schema;
+  std::vector<std::string> accepted, refused;
+};
+void check_cases(const std::vector<AcceptCase>& cases) {
+  for (const AcceptCase& c : cases) {
+    const json schema = json::parse(c.schema);
+    for (const std::string& text : c.accepted) {
+      INFO(c.schema << " must accept " << text);
+      CHECK(accepts(schema, text));
+    }
+    for (const std::string& text : c.refused) {
+      INFO(c.schema << " must refuse " << text);
+      CHECK_FALSE(accepts(schema, text));
+    }
+  }
 }
 
 }  // namespace
 
 TEST_CASE("numeric bounds hold exactly at decimal bounds, inclusive and exclusive, in both drafts' syntax",
           "[parsers][constrained]") {
-  struct Case {
-    const char* schema;
-    std::vector<std::string> accepted, refused;
-  };
-  const Case cases[] = {
+  check_cases({
       // Sixteen digits after the point still equal 0.1; bounded numbers are
       // written without an exponent.
       {R"({"type": "number", "maximum": 0.1})",
@@ -584,18 +605,7 @@ TEST_CASE("numeric bounds hold exactly at decimal bounds, inclusive and exclusiv
       // A bound past what 18 digits can write leaves that side open (19
       // digits are past the integer limit, as unbounded).
       {R"({"type": "integer", "maximum": 1e300})", {"999999999999999999"}, {"1000000000000000000"}},
-  };
-  for (const Case& c : cases) {
-    const json schema = json::parse(c.schema);
-    for (const std::string& text : c.accepted) {
-      INFO(c.schema << " must accept " << text);
-      CHECK(accepts(schema, text));
-    }
-    for (const std::string& text : c.refused) {
-      INFO(c.schema << " must refuse " << text);
-      CHECK_FALSE(accepts(schema, text));
-    }
-  }
+  });
   // (The native syntax of tool calls takes the same bounds: the named
   // tool_choice test above writes schemas()'s bounded object 1000 times.)
 }
@@ -657,12 +667,7 @@ namespace {
 bool native_accepts(const json& params, const std::vector<std::pair<std::string, bool>>& segments) {
   using namespace seatrt::parsers::gemma4;
   const ToolSchema tool{"f", &params};
-  const Grammar g = compile_tool_calls({tool}, false, RootOptions{}, GrammarLimits{});
-  Matcher m(g);
-  for (const auto& [text, special] : segments)
-    for (char c : text)
-      if (!m.step(static_cast<uint8_t>(c), special)) return false;
-  return m.can_end();
+  return walks(compile_tool_calls({tool}, false, RootOptions{}, GrammarLimits{}), segments);
 }
 
 }  // namespace
@@ -693,11 +698,7 @@ TEST_CASE("keywords beside a combinator, enum or const are applied or refused, n
     const json schema = json::parse(text);
     CHECK_THROWS_WITH(compile_json(&schema, RootOptions{}, GrammarLimits{}), Catch::Contains(message));
   }
-  struct Case {
-    const char* schema;
-    std::vector<std::string> accepted, refused;
-  };
-  const Case cases[] = {
+  check_cases({
       // Annotations beside $ref change nothing.
       {R"({"$ref": "#/$defs/n", "description": "d", "title": "t", "$defs": {"n": {"type": "integer"}}})",
        {"7"}, {"\"x\""}},
@@ -716,18 +717,7 @@ TEST_CASE("keywords beside a combinator, enum or const are applied or refused, n
       {R"({"type": "object", "properties": {"a\"q": {"type": "integer"}, "b\\s": {"type": "integer"},
           "": {"type": "integer"}}, "required": ["a\"q", "b\\s", ""]})",
        {"{\"a\\\"q\":1,\"b\\\\s\":2,\"\":3}"}, {"{\"a\\\"q\":1}"}},
-  };
-  for (const Case& c : cases) {
-    const json schema = json::parse(c.schema);
-    for (const std::string& text : c.accepted) {
-      INFO(c.schema << " must accept " << text);
-      CHECK(accepts(schema, text));
-    }
-    for (const std::string& text : c.refused) {
-      INFO(c.schema << " must refuse " << text);
-      CHECK_FALSE(accepts(schema, text));
-    }
-  }
+  });
 }
 
 TEST_CASE("maxItems 0 keeps a native array empty also when an item would start with a special token",
