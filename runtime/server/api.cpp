@@ -137,7 +137,7 @@ void Api::handle(const HttpRequest& request, ResponseWriter& writer) {
   } catch (const ApiError& e) {
     writer.send(e.status(), "application/json", json_text(e.to_json()));
     status = e.status();
-    error = e.what();
+    error = e.message();
   } catch (const std::exception& e) {
     writer.send(500, "application/json", json_text(ApiError(500, "InternalServerError", e.what()).to_json()));
     status = 500;

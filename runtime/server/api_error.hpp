@@ -12,13 +12,16 @@ namespace seatrt::server {
 class ApiError : public std::runtime_error {
  public:
   ApiError(int status, std::string type, const std::string& message, std::string param = "")
-      : std::runtime_error(message), status_(status), type_(std::move(type)), param_(std::move(param)) {}
+      : std::runtime_error(message), status_(status), type_(std::move(type)), param_(std::move(param)),
+        message_(message) {}
   int status() const { return status_; }
+  // The whole message: what() stops at a NUL a client's string may carry.
+  const std::string& message() const { return message_; }
   const std::string& type() const { return type_; }
   const std::string& param() const { return param_; }
 
   nlohmann::json to_json() const {
-    nlohmann::json e = {{"message", what()}, {"type", type_}, {"code", status_}};
+    nlohmann::json e = {{"message", message_}, {"type", type_}, {"code", status_}};
     e["param"] = param_.empty() ? nlohmann::json(nullptr) : nlohmann::json(param_);
     return {{"error", e}};
   }
@@ -27,6 +30,7 @@ class ApiError : public std::runtime_error {
   int status_;
   std::string type_;
   std::string param_;
+  std::string message_;
 };
 
 inline ApiError bad_request(const std::string& message, const std::string& param = "") {

@@ -87,6 +87,7 @@ Generation::Submit Generation::start() {
       ChoiceEvent ev;
       ev.index = choice->index;
       ++choice->completion_tokens;
+      ev.completion_tokens = choice->completion_tokens;  // a client that leaves is logged with them
       if (want_logprobs) {
         TokenLogprob lp;
         static_cast<LogprobToken&>(lp) = logprob_token(e.token, e.logprob);

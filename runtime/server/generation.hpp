@@ -45,7 +45,7 @@ struct ChoiceEvent {
   std::string error;          // non-empty: the choice failed (message for the client)
   bool non_finite = false;    // the failure was non-finite logits
   int64_t prompt_tokens = 0;
-  int64_t completion_tokens = 0;
+  int64_t completion_tokens = 0;  // so far (every event); the total when finished
   int64_t cached_tokens = 0;
 };
 

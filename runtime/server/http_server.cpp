@@ -14,6 +14,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "access_log.hpp"
 #include "seatrt/host/logging.hpp"
 
 namespace seatrt::server {
@@ -263,7 +264,16 @@ void HttpServer::serve_connection(int fd) {
       }
       if (!ec && !parser.is_done()) http::read(reader, buffer, parser, ec);
       if (ec) {
-        if (const int status = read_error_status(ec)) answer_and_close(socket, status, read_error_message(status));
+        if (const int status = read_error_status(ec)) {
+          answer_and_close(socket, status, read_error_message(status));
+          // The access log has a line for these too (no method or path
+          // could be read).
+          HttpRequest unreadable;
+          unreadable.method = "-";
+          unreadable.path = "-";
+          unreadable.remote = remote;
+          log_access(unreadable, "transport", status, 0.0, GenerationRecord{}, read_error_message(status));
+        }
         break;
       }
       auto& req = parser.get();

@@ -1,5 +1,6 @@
 #include "seat_kv.hpp"
 
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -42,6 +43,18 @@ uint64_t seat_kv_bytes(const host::SeatConfig& seat, const engine::KvPlanInput& 
              : engine::kv_bytes_for_context_multiple(input, seat.cache.kv_cache_max_context_multiple.value_or(2.0));
 }
 
+engine::KvPlan plan_seat_kv(const host::SeatConfig& seat, const engine::KvPlanInput& input) {
+  try {
+    return engine::plan_kv_pool(input, seat_kv_bytes(seat, input));
+  } catch (const std::invalid_argument& e) {
+    if (seat.cache.kv_cache_memory) throw;
+    char multiple[32];
+    std::snprintf(multiple, sizeof multiple, "%g", seat.cache.kv_cache_max_context_multiple.value_or(2.0));
+    throw std::invalid_argument(std::string(e.what()) + " (the pool's bytes came from kv_cache_max_context_multiple = " +
+                                multiple + " times max_model_len: raise it, or set kv_cache_memory)");
+  }
+}
+
 void check_seat_kv(const host::SeatConfig& seat, host::SeatPlugins& plugins, std::ostream& out) {
   std::optional<model::PreparedModel::Shape> shape;
   try {
@@ -60,7 +73,7 @@ void check_seat_kv(const host::SeatConfig& seat, host::SeatPlugins& plugins, std
   const engine::KvPlanInput input = seat_kv_input(seat, layers, max_model_len, plugins.dispatch->table()->device_kind);
   try {
     out << "max_model_len: " << max_model_len << "\n";
-    out << engine::describe(engine::plan_kv_pool(input, seat_kv_bytes(seat, input))) << "\n";
+    out << engine::describe(plan_seat_kv(seat, input)) << "\n";
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(seat.file.string() + ": [cache] " + e.what());
   }

@@ -27,6 +27,10 @@ engine::KvPlanInput seat_kv_input(const host::SeatConfig& seat, const std::vecto
 // (default 2) times max_model_len's bytes.
 uint64_t seat_kv_bytes(const host::SeatConfig& seat, const engine::KvPlanInput& input);
 
+// The pool plan (engine::plan_kv_pool) for the seat; its refusal says which
+// key sized the pool (kv_cache_memory, or kv_cache_max_context_multiple).
+engine::KvPlan plan_seat_kv(const host::SeatConfig& seat, const engine::KvPlanInput& input);
+
 // `seatrt check`'s KV step: the plan from the architecture's describe(),
 // printed as serve logs it.  Throws (one line) where serve would refuse the
 // seat (a pool too small for one max_model_len sequence, a bad

@@ -108,7 +108,7 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
     kv_layers.push_back({s.kv_heads, s.head_dim, s.window, s.single_tensor != 0});
   }
   const engine::KvPlanInput kv_in = seat_kv_input(seat, kv_layers, max_model_len, kernels->device_kind);
-  const engine::KvPlan plan = engine::plan_kv_pool(kv_in, seat_kv_bytes(seat, kv_in));
+  const engine::KvPlan plan = plan_seat_kv(seat, kv_in);
   log->info("{}", engine::describe(plan));
 
   // Memory plan against the device.

@@ -194,6 +194,7 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
     }
     if (!ev) continue;
     auto& st = choices[static_cast<size_t>(ev->index)];
+    st.completion_count = std::max(st.completion_count, ev->completion_tokens);
     const auto now = Clock::now();
     if (!ev->logprobs.empty() || !ev->delta.empty()) {
       if (!st.last_token) {

@@ -75,6 +75,12 @@ check("kv_cache_memory 40000 bytes is too small" in r.stderr and "needs at least
       "the refusal names the key and the bytes needed: " + r.stderr)
 check("checks out" not in r.stdout, "no ok line after a refusal")
 
+# The same pool sized by kv_cache_max_context_multiple: the refusal names that key.
+fraction = seat("kv_fraction.toml", **{"kv_cache_max_context_multiple = 2.0": "kv_cache_max_context_multiple = 0.5"})
+r = subprocess.run([seatrt, "check", fraction], capture_output=True, text=True, timeout=120)
+check(r.returncode != 0, "check refuses a pool of half a max_model_len")
+check("kv_cache_max_context_multiple = 0.5" in r.stderr, "the refusal names the key that sized the pool: " + r.stderr)
+
 # max_model_len past the model's max_position_embeddings (4096).
 long = seat("kv_long.toml", **{"max_model_len = 4096": "max_model_len = 100000"})
 r = subprocess.run([seatrt, "check", long], capture_output=True, text=True, timeout=120)

@@ -100,12 +100,15 @@ class AccessLogTest(SharedSeatTest):
                       b"\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
             s.settimeout(30)
             got = b""
-            while b"data: " not in got:
+            while got.count(b"data: ") < 4:
                 got += s.recv(65536)
-        rid = json.loads(got.split(b"data: ", 1)[1].split(b"\n", 1)[0])["id"]
+        events = [json.loads(part.split(b"\n", 1)[0]) for part in got.split(b"data: ")[1:4]]
+        rid = events[0]["id"]
         m = self.line_for("id", rid, timeout=30)
         self.assertEqual(m.group("status"), "499")
         self.assertEqual(m.group("stream"), "true")
+        # The tokens it had been sent count (they were once logged as 0).
+        self.assertGreaterEqual(int(m.group("completion")), len(events))
 
     def test_the_path_is_quoted_so_a_client_cannot_forge_fields(self):
         # A path with a quote and a non-ASCII byte: still one line, one field.
@@ -130,6 +133,32 @@ class AccessLogTest(SharedSeatTest):
         self.assertTrue(hits, self.seat.read_log())
         self.assertEqual(json.loads(hits[-1].group("what")), "GET " + path)
         self.assertNotIn('"x=1', hits[-1].group(0).replace('\\"x=1', ""))
+
+    def test_a_message_with_a_nul_is_logged_and_answered_whole(self):
+        status, text, _ = self.seat.post("/v1/chat/completions", {"model": "ab\u0000cd", "max_tokens": 1,
+                                                                   "messages": [{"role": "user", "content": "x"}]})
+        self.assertEqual(status, 404, text)
+        message = json.loads(text)["error"]["message"]
+        self.assertIn("ab\u0000cd", message)  # not cut at the NUL
+        self.assertIn("does not exist", message)
+        self.line_for("status", "404")  # wait for the line
+        hits = [x for x in self.lines() if x.group("error") and "ab\u0000cd" in json.loads(x.group("error"))]
+        self.assertTrue(hits, self.seat.read_log())
+
+    def test_a_request_that_is_not_http_is_logged_too(self):
+        with socket.create_connection(("127.0.0.1", self.seat.port)) as s:
+            s.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+            s.settimeout(10)
+            reply = s.recv(65536)
+        self.assertTrue(reply.startswith(b"HTTP/1.1 400"), reply[:100])
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            hits = [m for m in self.lines() if json.loads(m.group("what")) == "- -" and m.group("status") == "400"]
+            if hits:
+                break
+            time.sleep(0.05)
+        self.assertTrue(hits, self.seat.read_log())
+        self.assertIn("not valid HTTP", json.loads(hits[0].group("error")))
 
     def test_probes_stay_out_of_the_info_log(self):
         for p in ("/health", "/ready", "/metrics"):

@@ -1,6 +1,7 @@
 #include "grammar.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -179,7 +180,17 @@ class Compiler {
     check_counts(schema);
     refuse_combinator_siblings(schema);
     if (auto ref = schema.find("$ref"); ref != schema.end()) return compile_ref(*ref, depth);
-    if (auto e = schema.find("enum"); e != schema.end()) return compile_enum(*e, schema, "enum");
+    if (auto e = schema.find("enum"); e != schema.end()) {
+      // Beside const, only the enum values equal to it.
+      if (auto c = schema.find("const"); c != schema.end() && e->is_array()) {
+        json same = json::array();
+        for (const json& v : *e)
+          if (v == *c) same.push_back(v);
+        if (same.empty()) throw std::invalid_argument("no value of 'enum' equals the schema's 'const'");
+        return compile_enum(same, schema, "enum");
+      }
+      return compile_enum(*e, schema, "enum");
+    }
     if (auto c = schema.find("const"); c != schema.end()) return compile_enum(json::array({*c}), schema, "const");
     for (const char* key : {"anyOf", "oneOf"}) {
       if (auto alts = schema.find(key); alts != schema.end()) {
@@ -207,9 +218,10 @@ class Compiler {
       const auto has = [&](std::initializer_list<const char*> keys) {
         return std::any_of(keys.begin(), keys.end(), [&](const char* k) { return schema.contains(k); });
       };
-      if (has({"properties", "required", "additionalProperties", "minProperties", "maxProperties"}))
+      if (has({"properties", "required", "additionalProperties", "unevaluatedProperties", "minProperties",
+               "maxProperties"}))
         kinds.push_back("object");
-      if (has({"items", "minItems", "maxItems"})) kinds.push_back("array");
+      if (has({"items", "unevaluatedItems", "minItems", "maxItems"})) kinds.push_back("array");
       if (has({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})) kinds.push_back("number");
       if (has({"minLength", "maxLength"})) kinds.push_back("string");
       if (kinds.empty()) return any_value(g_.limits.any_depth);
@@ -244,18 +256,33 @@ class Compiler {
     if (!ref.is_string()) throw std::invalid_argument("$ref must be a string");
     const std::string path = ref.get<std::string>();
     if (auto it = ref_cache_.find(path); it != ref_cache_.end()) return it->second;
+    // A JSON pointer into this document ("#" is the whole of it, so a
+    // schema may recurse through its root): percent-decoded, then ~1 and ~0
+    // unescaped by the pointer itself.
     const json* target = nullptr;
-    for (std::string_view prefix : {"#/$defs/", "#/definitions/"}) {
-      if (path.starts_with(prefix) && document_) {
-        const std::string section(prefix.substr(2, prefix.size() - 3));
-        auto defs = document_->find(section);
-        if (defs != document_->end() && defs->is_object()) {
-          auto def = defs->find(path.substr(prefix.size()));
-          if (def != defs->end()) target = &*def;
+    if (document_ && path.starts_with("#")) {
+      std::string fragment;
+      for (size_t i = 1; i < path.size(); ++i) {
+        const auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+        if (path[i] == '%' && i + 2 < path.size() && hex(path[i + 1]) && hex(path[i + 2])) {
+          fragment += static_cast<char>(std::stoi(path.substr(i + 1, 2), nullptr, 16));
+          i += 2;
+        } else {
+          fragment += path[i];
+        }
+      }
+      if (fragment.empty()) {
+        target = document_;
+      } else if (fragment.front() == '/') {
+        try {
+          const json::json_pointer pointer(fragment);
+          if (document_->contains(pointer)) target = &document_->at(pointer);
+        } catch (const json::exception&) {
+          // malformed (e.g. a bad ~ escape): unresolved below
         }
       }
     }
-    if (!target) throw std::invalid_argument("unresolved $ref '" + path + "'");
+    if (!target) throw std::invalid_argument("unresolved $ref '" + path + "' (refs point into this schema: #, #/$defs/...)");
     // A union of one stands in while the target compiles, so a recursive
     // schema becomes a cycle in the graph: the Matcher bounds its depth when
     // the cycle goes through an object or array; check_chains() refuses one
@@ -326,7 +353,9 @@ class Compiler {
         if (k.is_string() && std::find(required.begin(), required.end(), k.get<std::string>()) == required.end())
           required.push_back(k.get<std::string>());
     }
-    const json additional = schema.value("additionalProperties", json(true));
+    // unevaluatedProperties says the same as additionalProperties here: no
+    // combinator beside it evaluates anything (refused in schema_checks).
+    const json additional = schema.value("additionalProperties", schema.value("unevaluatedProperties", json(true)));
     const bool closed = additional.is_boolean() && !additional.get<bool>();
     for (const std::string& key : required) {
       if (props.contains(key)) continue;
@@ -361,6 +390,10 @@ class Compiler {
     std::vector<std::string> keys;  // the schema's names, beside the written ones
     for (const auto& [key, sub] : props.items()) {
       const bool is_required = std::count(required.begin(), required.end(), key) > 0;
+      if (sub.is_boolean() && !sub.get<bool>()) {  // the key may not appear
+        if (is_required) throw std::invalid_argument("required property '" + key + "' has the schema false");
+        continue;
+      }
       if (!key_writable(key)) {
         if (is_required) throw std::invalid_argument("required property '" + key + "' cannot be written");
         continue;
@@ -395,9 +428,19 @@ class Compiler {
       n.min_items = count_of(schema, "minItems", 0);
       n.max_items =
           std::max(n.min_items, std::min(count_of(schema, "maxItems", UINT32_MAX), g_.limits.max_array_items));
-      const int id = add(n);
       auto items = schema.find("items");
-      const int item = (items == schema.end()) ? any_value(g_.limits.any_depth) : compile(*items, depth + 1);
+      if (items != schema.end() && items->is_array())
+        throw std::invalid_argument("'items' as an array (a draft-4 tuple) cannot be enforced by constrained decoding; "
+                                    "give one schema for every item");
+      if (items == schema.end()) items = schema.find("unevaluatedItems");  // the same here: nothing else evaluates
+      if (items != schema.end() && items->is_boolean() && !items->get<bool>()) {
+        n.min_items = 0;  // no item may appear: []
+        n.max_items = 0;
+        if (count_of(schema, "minItems", 0) > 0) throw std::invalid_argument("'minItems' above 0 with items false");
+      }
+      const int id = add(n);
+      const int item = (items == schema.end() || items->is_boolean()) ? any_value(g_.limits.any_depth)
+                                                                       : compile(*items, depth + 1);
       g_.nodes[static_cast<size_t>(id)].items = item;
       return id;
     }
