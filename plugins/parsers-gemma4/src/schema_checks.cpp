@@ -1,6 +1,7 @@
 #include "schema_checks.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -34,13 +35,17 @@ constexpr const char* kCounts[] = {"minItems", "maxItems", "minLength", "maxLeng
 // `true` and `{}` permit everything: beside a combinator they change nothing.
 bool permits_all(const json& v) { return (v.is_boolean() && v.get<bool>()) || (v.is_object() && v.empty()); }
 
+// A finite double with no fraction (tested without converting it to an
+// integer type, which is undefined past that type's range).
+bool is_integral(double d) { return std::isfinite(d) && std::floor(d) == d; }
+
 size_t code_points(const std::string& s) {
   return static_cast<size_t>(
       std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 bool has_type(const json& v, const std::string& t) {
-  if (t == "integer") return v.is_number_integer() || (v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<int64_t>(v.get<double>())));
+  if (t == "integer") return v.is_number_integer() || (v.is_number_float() && is_integral(v.get<double>()));
   if (t == "number") return v.is_number();
   if (t == "string") return v.is_string();
   if (t == "boolean") return v.is_boolean();
@@ -90,8 +95,8 @@ void check_counts(const json& schema) {
   for (const char* key : kCounts) {
     auto it = schema.find(key);
     if (it == schema.end()) continue;
-    const bool integral = it->is_number_unsigned() ||
-                          (it->is_number_float() && it->get<double>() >= 0 && it->get<double>() == static_cast<double>(static_cast<uint64_t>(it->get<double>())));
+    const bool integral =
+        it->is_number_unsigned() || (it->is_number_float() && it->get<double>() >= 0 && is_integral(it->get<double>()));
     if (!integral) throw std::invalid_argument(std::string("'") + key + "' must be a non-negative integer, not " + it->dump());
   }
   for (const auto& [lo, hi] : {std::pair{"minItems", "maxItems"}, std::pair{"minLength", "maxLength"},
@@ -106,6 +111,7 @@ uint32_t count_of(const json& schema, const char* key, uint32_t fallback) {
   auto it = schema.find(key);
   if (it == schema.end() || !it->is_number()) return fallback;
   const double v = it->get<double>();
+  if (!(v > 0)) return 0;  // (check_counts refuses negatives; never convert one)
   return v >= static_cast<double>(std::numeric_limits<uint32_t>::max()) ? std::numeric_limits<uint32_t>::max()
                                                                          : static_cast<uint32_t>(v);
 }
