@@ -696,6 +696,10 @@ TEST_CASE("keywords beside a combinator, enum or const are applied or refused, n
       {R"({"type": "string", "minLength": -1})", "'minLength' must be a non-negative integer"},
       {R"({"enum": [1, 2], "const": 3})", "no value of 'enum' equals the schema's 'const'"},
       {R"({"type": "object", "properties": {"a": false}, "required": ["a"]})", "required property 'a' has the schema false"},
+      // A key that cannot be written (it spells a control token) is not
+      // written as some other key.
+      {R"({"type": "object", "properties": {"<|\"|>": {"type": "integer"}}, "required": ["<|\"|>"]})",
+       "cannot be written"},
       {R"({"type": "array", "items": [{"type": "integer"}]})", "'items' as an array"},
   };
   for (const auto& [text, message] : refused) {

@@ -337,7 +337,11 @@ class Compiler {
     }
     return key;
   }
-  bool key_writable(const std::string& key) const { return g_.syntax == Syntax::kJson || !written_key(key).empty(); }
+  // (In JSON written_key is "" also for the writable key "".)
+  bool key_writable(const std::string& key) const {
+    if (key.size() > 256 || contains_marker(key)) return false;
+    return g_.syntax == Syntax::kJson || !written_key(key).empty();
+  }
 
   // An object: its declared properties (and the required keys it does not
   // declare, with any value unless additionalProperties forbids them), else
