@@ -292,6 +292,9 @@ Matcher::Result Matcher::string_body(Frame& f, int byte, bool special) {
           return Result::kTake;
         }
       }
+      if (node(f).min_chars == 0) {  // the common case: no character count to keep (mask walks step here)
+        return body_byte(f, b, node(f).max_bytes) ? Result::kTake : Result::kReject;
+      }
       {
         Frame next = f;
         const bool starts = f.u8_need == 0;  // the first byte of a character
