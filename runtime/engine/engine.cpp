@@ -66,9 +66,9 @@ bool Engine::idle() const {
   return inbox_.empty() && live_ids_.empty();
 }
 
-void Engine::finish(const SequencePtr& seq, FinishReason reason, const std::string& error) {
+void Engine::finish(const SequencePtr& seq, FinishReason reason, const std::string& error, int32_t stop_token) {
   scheduler_.remove(seq);
-  FinishInfo info{reason, error, seq->prompt_len, seq->generated(), seq->cached_prompt_tokens};
+  FinishInfo info{reason, error, seq->prompt_len, seq->generated(), seq->cached_prompt_tokens, stop_token};
   {
     // Published before the caller hears of the finish, so a client that
     // checks the pool right after its response sees its blocks freed.
@@ -125,7 +125,7 @@ void Engine::loop() {
     scheduler_.remove(seq);
     if (seq->request.on_finish)
       seq->request.on_finish({FinishReason::cancelled, "the server is shutting down", seq->prompt_len,
-                              seq->generated(), seq->cached_prompt_tokens});
+                              seq->generated(), seq->cached_prompt_tokens, -1});
   }
 }
 
@@ -248,7 +248,7 @@ void Engine::step() {
         }
         const auto& stops = seq.request.stop_token_ids;
         if (std::find(stops.begin(), stops.end(), r.event.token) != stops.end()) {
-          finish(c.seq, FinishReason::stop, "");
+          finish(c.seq, FinishReason::stop, "", r.event.token);
           continue;
         }
         seq.tokens.push_back(r.event.token);

@@ -42,6 +42,7 @@ struct FinishInfo {
   int64_t prompt_tokens = 0;
   int64_t generated_tokens = 0;
   int64_t cached_prompt_tokens = 0;
+  int32_t stop_token = -1;  // FinishReason::stop by a stop_token_ids match: that token, else -1
 };
 
 // What a caller hands the engine.  The callbacks run on the engine thread

@@ -13,6 +13,7 @@ struct Generation::Choice {
   text::StopStringMatcher stops;
   std::unique_ptr<ParserChain> parser;
   int64_t completion_tokens = 0;
+  int stop_index = -1;  // the request's stop string that ended the output, if one did
 
   Choice(const SeatRuntime& seat, const GenerationParams& p, bool has_parser)
       : detok(*seat.tokenizer, has_parser ? false : p.skip_special_tokens), stops(p.stop) {}
@@ -106,6 +107,7 @@ Generation::Submit Generation::start() {
         if (!ev.delta.content.empty()) {
           auto r = choice->stops.push(ev.delta.content);
           keep = r.stop_index < 0;
+          if (!keep) choice->stop_index = r.stop_index;
           ev.delta.content = std::move(r.text);
         }
       } else {
@@ -113,6 +115,7 @@ Generation::Submit Generation::start() {
         if (!piece.empty()) {
           auto r = choice->stops.push(piece);
           keep = r.stop_index < 0;
+          if (!keep) choice->stop_index = r.stop_index;
           ev.delta.content = std::move(r.text);
         }
       }
@@ -138,6 +141,7 @@ Generation::Submit Generation::start() {
         auto flush_through_stops = [&](const std::string& tail) {
           if (choice->stops.stopped()) return std::string();
           auto r = choice->stops.push(tail);
+          if (r.stop_index >= 0) choice->stop_index = r.stop_index;
           return r.text + (r.stop_index < 0 ? choice->stops.finish() : "");
         };
         int32_t reason = info.reason == engine::FinishReason::length ? SEATRT_FINISH_LENGTH : SEATRT_FINISH_STOP;
@@ -149,6 +153,10 @@ Generation::Submit Generation::start() {
           ev.delta.content = flush_through_stops(choice->detok.finish());
         }
         ev.finish_reason = finish_name(reason);
+        if (choice->stop_index >= 0 && choice->stop_index < static_cast<int>(params_.stop.size()))
+          ev.stop_string = params_.stop[static_cast<size_t>(choice->stop_index)];
+        else if (info.stop_token >= 0 && info.stop_token != seat_.tokenizer->eos_id())
+          ev.stop_token = info.stop_token;
       } catch (const std::exception& e) {
         ev.error = std::string("output parsing failed: ") + e.what();
       }

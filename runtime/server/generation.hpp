@@ -42,6 +42,11 @@ struct ChoiceEvent {
   std::vector<TokenLogprob> logprobs;
   bool finished = false;
   std::string finish_reason;  // "stop" | "length" | "tool_calls" (when finished without error)
+  // What stopped it, for the response's stop_reason (vLLM's field): the
+  // stop string that matched, or a stop token other than the tokenizer's
+  // EOS (an end-of-turn id, a request's stop_token_ids); both unset: null.
+  std::optional<std::string> stop_string;
+  int32_t stop_token = -1;
   std::string error;          // non-empty: the choice failed (message for the client)
   bool non_finite = false;    // the failure was non-finite logits
   int64_t prompt_tokens = 0;

@@ -45,6 +45,7 @@ struct ChoiceState {
   json completion_offsets = json::array();  // text_offset of each token
   int64_t next_offset = 0;                  // characters of the token texts so far
   std::string finish_reason;
+  json stop_reason;  // null, the stop string, or the stop token id
   std::string error;
   bool non_finite = false;
   int64_t completion_count = 0;
@@ -218,6 +219,7 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
         }
       } else {
         st.finish_reason = ev->finish_reason;
+        st.stop_reason = ev->stop_string ? json(*ev->stop_string) : ev->stop_token >= 0 ? json(ev->stop_token) : json();
       }
     }
     st.content += ev->delta.content;
@@ -285,6 +287,7 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
     }
     choice["logprobs"] = logprobs;
     choice["finish_reason"] = ev->finished ? json(st.finish_reason) : json(nullptr);
+    if (ev->finished) choice["stop_reason"] = st.stop_reason;
     const bool has_payload = ev->finished || !ev->delta.empty() || !logprobs.is_null() ||
                              (chat && choice["delta"].contains("role"));
     if (has_payload && !writer.write_event(json_text(chunk(json::array({choice}))))) {
@@ -325,7 +328,7 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
   json list = json::array();
   for (size_t i = 0; i < n; ++i) {
     auto& st = choices[i];
-    json c = {{"index", i}, {"finish_reason", st.finish_reason}};
+    json c = {{"index", i}, {"finish_reason", st.finish_reason}, {"stop_reason", st.stop_reason}};
     if (chat) {
       json message = {{"role", "assistant"}};
       message["content"] = st.content.empty() && !st.calls.empty() ? json(nullptr) : json(st.content);

@@ -134,6 +134,30 @@ class OpenAIApiTest(SharedSeatTest):
                 text += c.delta.content or ""
         self.assertEqual(text, "one two three ")
 
+    def test_stop_reason_names_what_stopped_the_output(self):
+        # vLLM's stop_reason: the stop string, or the stop token's id when it
+        # is not the tokenizer's EOS (the scripted model ends with <turn|>);
+        # null for max_tokens.  Ids come from the tokenizers library.
+        turn_end = _tok.token_to_id("<turn|>")
+        r = self.chat("Please HELLO_PROSE", max_tokens=40, temperature=0)
+        self.assertEqual((r.choices[0].finish_reason, r.choices[0].stop_reason), ("stop", turn_end))
+        r = self.chat("Please COUNT_STOP now", max_tokens=40, temperature=0, stop=["zzz", "three"])
+        self.assertEqual((r.choices[0].finish_reason, r.choices[0].stop_reason), ("stop", "three"))
+        r = self.chat("Please COUNT_STOP now", max_tokens=2, temperature=0, stop=["three"])
+        self.assertEqual((r.choices[0].finish_reason, r.choices[0].stop_reason), ("length", None))
+        script = ids(SCRIPTS["COUNT_STOP"])
+        k = next(i for i in range(2, len(script)) if script[i] not in script[:i])
+        r = self.chat("Please COUNT_STOP now", max_tokens=40, temperature=0, extra_body={"stop_token_ids": [script[k]]})
+        self.assertEqual(r.choices[0].message.content, decode(script[:k]))
+        self.assertEqual((r.choices[0].finish_reason, r.choices[0].stop_reason), ("stop", script[k]))
+        # Streaming: the finishing chunk carries it; the legacy endpoint too.
+        last = [c for chunk in self.chat("Please COUNT_STOP now", max_tokens=40, temperature=0, stop=["four"], stream=True)
+                for c in chunk.choices if c.finish_reason]
+        self.assertEqual([(c.finish_reason, c.model_extra.get("stop_reason")) for c in last], [("stop", "four")])
+        prompt = ids("Please COUNT_STOP now") + ids("<|turn>model\n")  # the script's trigger, then its turn
+        r = self.client.completions.create(model=MODEL, prompt=prompt, max_tokens=40, temperature=0, stop=["five"])
+        self.assertEqual((r.choices[0].finish_reason, r.choices[0].stop_reason), ("stop", "five"))
+
     def test_seed_reproducibility(self):
         a = self.chat("random words", max_tokens=16, temperature=1.0, seed=1234).choices[0].message.content
         b = self.chat("random words", max_tokens=16, temperature=1.0, seed=1234).choices[0].message.content
