@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,7 @@ json chat_body(const std::string& model, const std::string& content, int max_tok
           {"max_tokens", max_tokens}, {"temperature", 0}};
 }
 
+
 const json kWeatherTool = {
     {"type", "function"},
     {"function",
@@ -63,13 +65,75 @@ const json kForcedWeatherTool = {
           {"days", {{"type", "integer"}}}}},
         {"required", json::array({"city"})}}}}}};
 
-void check_prose(const std::string& content, const json& message) {
+constexpr const char* kLeakMarkers[] = {"<|channel>", "<channel|>", "<|turn>", "<turn|>", "<|tool_call>"};
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+// What a leak check needs to tell a leaked control token from ordinary text
+// that spells one (a model may write "<channel|>" with plain pieces): the
+// control tokens' ids (from /tokenize) and the sampled tokens as
+// "token_id:N" logprobs (vLLM's return_tokens_as_token_ids).
+struct SampledTokens {
+  std::vector<int32_t> control_ids;
+  json logprobs;  // the choice's logprobs.content, or null
+};
+
+// The text of the sampled tokens that are not control tokens, or nullopt
+// when the server did not list them by id.
+std::optional<std::string> ordinary_text(const SampledTokens& sampled) {
+  if (!sampled.logprobs.is_array() || sampled.logprobs.empty()) return std::nullopt;
+  std::string text;
+  for (const auto& e : sampled.logprobs) {
+    const std::string token = e.value("token", "");
+    if (!token.starts_with("token_id:") || !e.contains("bytes") || !e["bytes"].is_array()) return std::nullopt;
+    const int32_t id = std::atoi(token.c_str() + 9);
+    if (std::find(sampled.control_ids.begin(), sampled.control_ids.end(), id) != sampled.control_ids.end()) continue;
+    for (const auto& b : e["bytes"]) text += static_cast<char>(b.get<int>());
+  }
+  return text;
+}
+
+void check_prose(const std::string& content, const json& message, const SampledTokens& sampled = {}) {
   if (content.empty()) throw CheckFailed("empty content");
-  for (const char* leak : {"<|channel>", "<channel|>", "<|turn>", "<turn|>", "<|tool_call>"})
-    if (content.find(leak) != std::string::npos) throw CheckFailed(std::string("control token leaked: ") + leak);
+  const auto ordinary = ordinary_text(sampled);
+  for (const char* leak : kLeakMarkers)
+    if (const size_t n = occurrences(content, leak); n > (ordinary ? occurrences(*ordinary, leak) : 0))
+      throw CheckFailed(std::string("control token leaked: ") + leak);
   if (content.rfind("thought", 0) == 0) throw CheckFailed("content starts with a channel prefix 'thought'");
   if (message.contains("reasoning_content") || message.contains("reasoning"))
     throw CheckFailed("a reasoning field is present although thinking is off");
+}
+
+// A prose check's request also asks for the sampled tokens by id.
+json with_token_ids(json body) {
+  body["logprobs"] = true;
+  body["return_tokens_as_token_ids"] = true;
+  return body;
+}
+
+// The ids of the leak markers' control tokens (one token each), by /tokenize.
+std::vector<int32_t> control_token_ids(const server::HttpClient& c, const std::string& model) {
+  std::vector<int32_t> ids;
+  for (const char* marker : kLeakMarkers) {
+    const json body = {{"model", model}, {"prompt", marker}, {"add_special_tokens", false}};
+    const auto r = c.post("/tokenize", body.dump());
+    const json j = json::parse(r.body, nullptr, false);
+    if (r.status == 200 && j.is_object() && j.contains("tokens") && j["tokens"].size() == 1)
+      ids.push_back(j["tokens"][0].get<int32_t>());
+  }
+  return ids;
+}
+
+SampledTokens sampled_tokens(const json& response, const std::vector<int32_t>& control_ids) {
+  const json& choice = response["choices"][0];
+  json lp = choice.contains("logprobs") && choice["logprobs"].is_object()
+                ? choice["logprobs"].value("content", json(nullptr))
+                : json(nullptr);
+  return {control_ids, std::move(lp)};
 }
 
 
@@ -109,6 +173,7 @@ int run_verify(std::span<const std::string> args) {
   if (!key) key = std::getenv("OPENAI_API_KEY");
   const server::HttpClient client(positional[0], key ? key : "");
   const std::string model = positional[1];
+  const std::vector<int32_t> control_ids = control_token_ids(client, model);
   std::vector<std::string> failed;
   auto check = [&](const std::string& name, const std::function<std::string()>& body) {
     try {
@@ -142,11 +207,11 @@ int run_verify(std::span<const std::string> args) {
     return std::string(line);
   });
   check("plain-prose", [&] {
-    const json r = call(client, "/v1/chat/completions",
-                        &static_cast<const json&>(chat_body(model, "Reply with one short friendly sentence about the sea.", 64)));
+    const json body = with_token_ids(chat_body(model, "Reply with one short friendly sentence about the sea.", 64));
+    const json r = call(client, "/v1/chat/completions", &body);
     const json& msg = r["choices"][0]["message"];
     const std::string content = msg.value("content", json(nullptr)).is_string() ? msg["content"].get<std::string>() : "";
-    check_prose(content, msg);
+    check_prose(content, msg, sampled_tokens(r, control_ids));
     return "\"" + content.substr(0, 60) + "\"";
   });
   // The forced call goes through constrained decoding, so it must parse and
@@ -169,14 +234,15 @@ int run_verify(std::span<const std::string> args) {
   // cannot choose it: --allow-prose-tool-answer downgrades "answered in clean
   // prose instead" to a warning, never leaked markup or a broken call.
   check("tool-call-auto", [&] {
-    json body = chat_body(model, "What is the weather in Paris for the next 2 days? Use the get_weather tool.", 128);
+    json body = with_token_ids(
+        chat_body(model, "What is the weather in Paris for the next 2 days? Use the get_weather tool.", 128));
     body["tools"] = json::array({kWeatherTool});
     body["tool_choice"] = "auto";
     const json r = call(client, "/v1/chat/completions", &body);
     const json& msg = r["choices"][0]["message"];
     if ((!msg.contains("tool_calls") || msg["tool_calls"].empty()) && allow_prose_tool_answer) {
       const std::string content = msg.value("content", json(nullptr)).is_string() ? msg["content"].get<std::string>() : "";
-      check_prose(content, msg);
+      check_prose(content, msg, sampled_tokens(r, control_ids));
       return std::string("WARNING: the model answered in prose (allowed by --allow-prose-tool-answer)");
     }
     const json a = check_weather_call(msg);

@@ -66,9 +66,10 @@ bool Engine::idle() const {
   return inbox_.empty() && live_ids_.empty();
 }
 
-void Engine::finish(const SequencePtr& seq, FinishReason reason, const std::string& error, int32_t stop_token) {
+void Engine::finish(const SequencePtr& seq, FinishReason reason, const std::string& error, TokenEvent stop_event) {
   scheduler_.remove(seq);
-  FinishInfo info{reason, error, seq->prompt_len, seq->generated(), seq->cached_prompt_tokens, stop_token};
+  const int64_t generated = seq->generated() + (stop_event.token >= 0 ? 1 : 0);
+  FinishInfo info{reason, error, seq->prompt_len, generated, seq->cached_prompt_tokens, std::move(stop_event)};
   {
     // Published before the caller hears of the finish, so a client that
     // checks the pool right after its response sees its blocks freed.
@@ -125,7 +126,7 @@ void Engine::loop() {
     scheduler_.remove(seq);
     if (seq->request.on_finish)
       seq->request.on_finish({FinishReason::cancelled, "the server is shutting down", seq->prompt_len,
-                              seq->generated(), seq->cached_prompt_tokens, -1});
+                              seq->generated(), seq->cached_prompt_tokens, {}});
   }
 }
 
@@ -248,7 +249,7 @@ void Engine::step() {
         }
         const auto& stops = seq.request.stop_token_ids;
         if (std::find(stops.begin(), stops.end(), r.event.token) != stops.end()) {
-          finish(c.seq, FinishReason::stop, "", r.event.token);
+          finish(c.seq, FinishReason::stop, "", r.event);
           continue;
         }
         seq.tokens.push_back(r.event.token);

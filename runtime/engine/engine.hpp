@@ -60,7 +60,7 @@ class Engine {
  private:
   void loop();
   void step();
-  void finish(const SequencePtr& seq, FinishReason reason, const std::string& error, int32_t stop_token = -1);
+  void finish(const SequencePtr& seq, FinishReason reason, const std::string& error, TokenEvent stop_event = {});
 
   EngineConfig config_;
   KvManager kv_;

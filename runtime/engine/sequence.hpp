@@ -42,7 +42,9 @@ struct FinishInfo {
   int64_t prompt_tokens = 0;
   int64_t generated_tokens = 0;
   int64_t cached_prompt_tokens = 0;
-  int32_t stop_token = -1;  // FinishReason::stop by a stop_token_ids match: that token, else -1
+  // FinishReason::stop by a stop_token_ids match: that token as sampled
+  // (counted as generated, never fed to on_token); token -1 otherwise.
+  TokenEvent stop_event;
 };
 
 // What a caller hands the engine.  The callbacks run on the engine thread

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <set>
 #include <thread>
 
 #include "access_log.hpp"
@@ -269,15 +270,9 @@ void check_ids(const SeatRuntime& seat, const std::vector<int32_t>& ids, const c
 
 }  // namespace
 
-int Api::chat(const HttpRequest& req, ResponseWriter& w, GenerationRecord& record) {
-  ChatRequest r = parse_chat_request(parse_json_body(req.body));
-  GenerationJob job;
-  job.flavor = Flavor::chat;
-  job.model = check_model(r.gen.model);
-  if (draining_) throw ApiError(503, "ServiceUnavailableError", "the server is shutting down");
+std::string Api::render_chat_prompt(const ChatRequest& r, const nlohmann::ordered_json& ordered,
+                                    nlohmann::ordered_json* kwargs_out) const {
   if (!seat_.render_chat) throw ApiError(500, "InternalServerError", "this seat has no chat template");
-  // Render from the body as sent (key order kept), validated above.
-  const auto ordered = nlohmann::ordered_json::parse(req.body);
   nlohmann::ordered_json kwargs = nlohmann::ordered_json::parse(seat_.default_chat_template_kwargs.dump());
   if (ordered.contains("chat_template_kwargs") && ordered["chat_template_kwargs"].is_object())
     for (auto it = ordered["chat_template_kwargs"].begin(); it != ordered["chat_template_kwargs"].end(); ++it) {
@@ -298,6 +293,20 @@ int Api::chat(const HttpRequest& req, ResponseWriter& w, GenerationRecord& recor
   } catch (const std::exception& e) {
     throw bad_request(std::string("the chat template could not render these messages: ") + e.what(), "messages");
   }
+  if (kwargs_out) *kwargs_out = std::move(kwargs);
+  return prompt_text;
+}
+
+int Api::chat(const HttpRequest& req, ResponseWriter& w, GenerationRecord& record) {
+  ChatRequest r = parse_chat_request(parse_json_body(req.body));
+  GenerationJob job;
+  job.flavor = Flavor::chat;
+  job.model = check_model(r.gen.model);
+  if (draining_) throw ApiError(503, "ServiceUnavailableError", "the server is shutting down");
+  // Render from the body as sent (key order kept), validated above.
+  const auto ordered = nlohmann::ordered_json::parse(req.body);
+  nlohmann::ordered_json kwargs;
+  const std::string prompt_text = render_chat_prompt(r, ordered, &kwargs);
   job.prompt = seat_.tokenizer->encode(prompt_text, false);
   check_lengths(seat_, r.gen, job.prompt.size(), "messages");
   check_ids(seat_, r.gen.stop_token_ids, "stop_token_ids");
@@ -344,23 +353,26 @@ int Api::tokenize(const HttpRequest& req, ResponseWriter& w) {
     if (!body[key].is_boolean()) throw bad_request(std::string("'") + key + "' must be a boolean", key);
     return body[key].get<bool>();
   };
+  // The chat fields render the prompt exactly as the chat endpoint would.
+  static const std::set<std::string> chat_fields{"messages", "tools", "tool_choice", "chat_template_kwargs",
+                                                 "add_generation_prompt"};
+  for (const auto& [key, value] : body.items())
+    if (key != "model" && key != "prompt" && key != "add_special_tokens" && !chat_fields.count(key))
+      throw bad_request("unknown field '" + key + "'", key);
   bool add_special = flag("add_special_tokens", true);
   std::string text;
   if (body.contains("prompt")) {
     if (!body["prompt"].is_string()) throw bad_request("'prompt' must be a string", "prompt");
+    for (const auto& key : chat_fields)
+      if (body.contains(key)) throw bad_request("'" + key + "' goes with 'messages', not 'prompt'", key);
     text = body["prompt"].get<std::string>();
   } else if (body.contains("messages")) {
-    json wrapped = {{"model", seat_.served_names.front()}, {"messages", body["messages"]}};
-    parse_chat_request(wrapped);  // validates the messages
-    const auto ordered = nlohmann::ordered_json::parse(req.body);
-    const bool generation_prompt = flag("add_generation_prompt", true);
-    try {
-      text = seat_.render_chat(ordered["messages"], nullptr,
-                               nlohmann::ordered_json::parse(seat_.default_chat_template_kwargs.dump()),
-                               generation_prompt);
-    } catch (const std::exception& e) {
-      throw bad_request(std::string("the chat template could not render these messages: ") + e.what(), "messages");
-    }
+    json wrapped = {{"model", seat_.served_names.front()}};
+    for (const auto& key : chat_fields)
+      if (body.contains(key)) wrapped[key] = body[key];
+    const ChatRequest r = parse_chat_request(wrapped);  // validates the chat fields
+    nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(req.body);
+    text = render_chat_prompt(r, ordered, nullptr);
     add_special = false;
   } else {
     throw bad_request("'prompt' or 'messages' is required", "prompt");

@@ -42,6 +42,10 @@ class Api {
   int chat(const HttpRequest& req, ResponseWriter& w, GenerationRecord& record);
   int completion(const HttpRequest& req, ResponseWriter& w, GenerationRecord& record);
   int tokenize(const HttpRequest& req, ResponseWriter& w);
+  // The prompt text of a validated chat request `r` (rendered from `ordered`,
+  // the body as sent) and, in *kwargs, the template variables it used.
+  std::string render_chat_prompt(const ChatRequest& r, const nlohmann::ordered_json& ordered,
+                                 nlohmann::ordered_json* kwargs) const;
   int detokenize(const HttpRequest& req, ResponseWriter& w);
   nlohmann::json seat_report() const;
 

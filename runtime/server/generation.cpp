@@ -54,7 +54,17 @@ Generation::~Generation() {
 
 LogprobToken Generation::logprob_token(int32_t id, float logprob) const {
   const int32_t one[1] = {id};
-  return {seat_.tokenizer->decode(one, false), std::string(seat_.tokenizer->token_bytes(id)), logprob};
+  std::string text = seat_.tokenizer->decode(one, false);
+  std::string token = params_.tokens_as_ids ? "token_id:" + std::to_string(id) : text;
+  return {std::move(token), std::string(seat_.tokenizer->token_bytes(id)), logprob, std::move(text)};
+}
+
+TokenLogprob Generation::token_logprob(const engine::TokenEvent& e, int32_t top_n) const {
+  TokenLogprob lp;
+  static_cast<LogprobToken&>(lp) = logprob_token(e.token, e.logprob);
+  for (size_t i = 0; i < e.top_ids.size() && static_cast<int32_t>(i) < top_n; ++i)
+    lp.top.push_back(logprob_token(e.top_ids[i], e.top_logprobs[i]));
+  return lp;
 }
 
 void Generation::push(ChoiceEvent event) {
@@ -89,13 +99,7 @@ Generation::Submit Generation::start() {
       ev.index = choice->index;
       ++choice->completion_tokens;
       ev.completion_tokens = choice->completion_tokens;  // a client that leaves is logged with them
-      if (want_logprobs) {
-        TokenLogprob lp;
-        static_cast<LogprobToken&>(lp) = logprob_token(e.token, e.logprob);
-        for (size_t i = 0; i < e.top_ids.size() && static_cast<int32_t>(i) < top_n; ++i)
-          lp.top.push_back(logprob_token(e.top_ids[i], e.top_logprobs[i]));
-        ev.logprobs.push_back(std::move(lp));
-      }
+      if (want_logprobs) ev.logprobs.push_back(token_logprob(e, top_n));
       bool keep = true;
       if (choice->parser) {
         // The parser sees every token at once, as raw bytes (it holds back
@@ -122,11 +126,18 @@ Generation::Submit Generation::start() {
       if (!ev.delta.empty() || !ev.logprobs.empty()) push(std::move(ev));
       return keep;
     };
-    req.on_finish = [this, choice](const engine::FinishInfo& info) {
+    req.on_finish = [this, choice, want_logprobs, top_n](const engine::FinishInfo& info) {
       ChoiceEvent ev;
       ev.index = choice->index;
       ev.finished = true;
       ev.prompt_tokens = info.prompt_tokens;
+      const engine::TokenEvent& stop = info.stop_event;
+      if (stop.token >= 0) {
+        // The end or stop token was sampled: it counts, and has a logprob,
+        // as vLLM reports it; its text is never part of the output.
+        ++choice->completion_tokens;
+        if (want_logprobs) ev.logprobs.push_back(token_logprob(stop, top_n));
+      }
       ev.completion_tokens = choice->completion_tokens;
       ev.cached_tokens = info.cached_prompt_tokens;
       if (info.reason == engine::FinishReason::error || info.reason == engine::FinishReason::cancelled) {
@@ -155,8 +166,8 @@ Generation::Submit Generation::start() {
         ev.finish_reason = finish_name(reason);
         if (choice->stop_index >= 0 && choice->stop_index < static_cast<int>(params_.stop.size()))
           ev.stop_string = params_.stop[static_cast<size_t>(choice->stop_index)];
-        else if (info.stop_token >= 0 && info.stop_token != seat_.tokenizer->eos_id())
-          ev.stop_token = info.stop_token;
+        else if (stop.token >= 0 && stop.token != seat_.tokenizer->eos_id())
+          ev.stop_token = stop.token;
       } catch (const std::exception& e) {
         ev.error = std::string("output parsing failed: ") + e.what();
       }

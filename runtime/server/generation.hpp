@@ -27,9 +27,10 @@ namespace seatrt::server {
 // stands for in the output (the chat API's "bytes", which a client joins
 // across tokens).
 struct LogprobToken {
-  std::string token;
+  std::string token;  // as the client sees it: the text, or "token_id:N"
   std::string bytes;
   float logprob = 0;
+  std::string text;   // the token's text (the legacy API's text_offset counts it)
 };
 
 struct TokenLogprob : LogprobToken {
@@ -76,6 +77,7 @@ class Generation {
   struct Choice;
   void push(ChoiceEvent event);
   LogprobToken logprob_token(int32_t id, float logprob) const;
+  TokenLogprob token_logprob(const engine::TokenEvent& e, int32_t top_n) const;
 
   const SeatRuntime& seat_;
   GenerationParams params_;

@@ -153,11 +153,12 @@ void parse_common(Fields& f, GenerationParams& g) {
     if (!v->is_object()) wrong_type("stream_options", "an object", *v);
     Fields so(*v);
     if (auto u = so.boolean("include_usage")) g.include_usage = *u;
-    so.boolean("continuous_usage_stats");
+    if (auto u = so.boolean("continuous_usage_stats")) g.continuous_usage = *u;
     so.reject_unknown();
     if (!g.stream) throw bad_request("'stream_options' is only allowed when 'stream' is true", "stream_options");
   }
   if (auto v = f.boolean("skip_special_tokens")) g.skip_special_tokens = *v;
+  if (auto v = f.boolean("return_tokens_as_token_ids")) g.tokens_as_ids = *v;
   // Accepted and ignored: they do not change what is generated.
   f.get("user");
   f.get("metadata");

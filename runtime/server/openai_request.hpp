@@ -26,7 +26,9 @@ struct GenerationParams {
   int32_t top_logprobs = 0;
   bool stream = false;
   bool include_usage = false;
+  bool continuous_usage = false;  // with include_usage: usage so far on every chunk (vLLM)
   bool skip_special_tokens = true;
+  bool tokens_as_ids = false;     // return_tokens_as_token_ids (vLLM): logprob tokens as "token_id:N"
 };
 
 struct ChatRequest {

@@ -54,6 +54,15 @@ struct ChoiceState {
   std::optional<Clock::time_point> last_token;
 };
 
+// The legacy API's top_logprobs entry of one token: the likeliest first,
+// and the sampled token always (OpenAI: "up to logprobs+1 elements").
+json completion_top_entry(const TokenLogprob& lp) {
+  json top = json::object();
+  for (const auto& t : lp.top) top[t.token] = t.logprob;
+  if (!top.contains(lp.token)) top[lp.token] = lp.logprob;
+  return top;
+}
+
 // Characters (code points) of valid UTF-8 text, as Python's len() counts
 // them: the legacy API's text_offset unit.
 int64_t characters(const std::string& text) {
@@ -149,12 +158,6 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
   const bool stream = job.params.stream;
   int64_t cached_tokens = 0;
 
-  auto chunk = [&](json choice_list) {
-    json c = {{"id", id}, {"object", chat ? "chat.completion.chunk" : "text_completion"}, {"created", created},
-              {"model", job.model}, {"choices", std::move(choice_list)}};
-    if (job.params.include_usage) c["usage"] = nullptr;
-    return c;
-  };
   auto usage = [&] {
     int64_t completion = 0;
     for (auto& c : choices) completion += c.completion_count;
@@ -163,6 +166,14 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
     // Always present, as OpenAI writes it (0 when nothing came from the cache).
     u["prompt_tokens_details"] = {{"cached_tokens", cached_tokens}};
     return u;
+  };
+  // A stream chunk; with include_usage its usage is null, or with
+  // continuous_usage_stats the counts so far (vLLM's extension).
+  auto chunk = [&](json choice_list) {
+    json c = {{"id", id}, {"object", chat ? "chat.completion.chunk" : "text_completion"}, {"created", created},
+              {"model", job.model}, {"choices", std::move(choice_list)}};
+    if (job.params.include_usage) c["usage"] = job.params.continuous_usage ? usage() : json(nullptr);
+    return c;
   };
 
   if (stream && !writer.start_events()) return 200;
@@ -234,11 +245,9 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
       for (const auto& lp : ev->logprobs) {
         st.completion_tokens.push_back(lp.token);
         st.completion_offsets.push_back(st.next_offset);
-        st.next_offset += characters(lp.token);
+        st.next_offset += characters(lp.text);
         st.completion_token_logprobs.push_back(lp.logprob);
-        json top = json::object();
-        for (const auto& t : lp.top) top[t.token] = t.logprob;
-        st.completion_top.push_back(top);
+        st.completion_top.push_back(completion_top_entry(lp));
       }
     }
     if (!stream) continue;
@@ -272,15 +281,13 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
         // This event's offsets: the choice's running count already includes
         // its tokens (added above), so they are recounted from where it began.
         int64_t offset = st.next_offset;
-        for (const auto& lp : ev->logprobs) offset -= characters(lp.token);
+        for (const auto& lp : ev->logprobs) offset -= characters(lp.text);
         for (const auto& lp : ev->logprobs) {
           offsets.push_back(offset);
-          offset += characters(lp.token);
+          offset += characters(lp.text);
           toks.push_back(lp.token);
           lps.push_back(lp.logprob);
-          json top = json::object();
-          for (const auto& t : lp.top) top[t.token] = t.logprob;
-          tops.push_back(top);
+          tops.push_back(completion_top_entry(lp));
         }
         logprobs = {{"tokens", toks}, {"token_logprobs", lps}, {"top_logprobs", tops}, {"text_offset", offsets}};
       }

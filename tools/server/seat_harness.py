@@ -50,6 +50,15 @@ SCRIPTS = {
     " Use the get_weather tool.": TOOL_CALL,
 }
 NAN_SCRIPT = {"trigger": "NAN_MIDWAY", "output": "alpha beta gamma delta", "nan_at": 3}
+# Scripts given as token ids.  SPELLED_MARKERS: ordinary vocabulary pieces
+# whose text spells control tokens (the test tokenizer learned them from
+# templates), between the special tokens <unk> and <mask> that are no
+# control tokens of the format.
+RAW_SCRIPTS = {
+    "SPELLED_MARKERS": ids("Watch") + [_tok.token_to_id(p) for p in
+                                       ("\u2581`<|channel>`", "\u2581`<channel|>`", "<unk>", "\u2581<|\"|>",
+                                        "\u2581`<|tool_call>`", "<mask>")] + ids(" done"),
+}
 
 
 def text_token_ids():
@@ -84,6 +93,7 @@ def make_model_dir(directory, nan=False, window=16, max_position=4096):
         return ids(word if word.startswith(" ") else " " + word)
 
     scripts = [{"trigger": trigger(k), "output": ids(v)} for k, v in SCRIPTS.items()]
+    scripts += [{"trigger": trigger(k), "output": v} for k, v in RAW_SCRIPTS.items()]
     scripts.append({"trigger": trigger(NAN_SCRIPT["trigger"]), "output": ids(NAN_SCRIPT["output"]),
                     "nan_at": NAN_SCRIPT["nan_at"]})
     config = {

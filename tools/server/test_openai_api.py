@@ -9,7 +9,7 @@ import unittest
 
 import openai
 
-from seat_harness import API_KEY, SCRIPTS, SharedSeatTest, _tok, decode, ids
+from seat_harness import API_KEY, RAW_SCRIPTS, SCRIPTS, SharedSeatTest, _tok, decode, ids
 
 MODEL = "scripted"
 WEATHER_TOOL = {
@@ -40,7 +40,7 @@ class OpenAIApiTest(SharedSeatTest):
         self.assertEqual(r.choices[0].finish_reason, "stop")
         self.assertNotIn("reasoning_content", msg.model_extra or {})
         self.assertNotIn("reasoning", msg.model_extra or {})
-        self.assertEqual(r.usage.completion_tokens, len(ids(msg.content)) + 0)
+        self.assertEqual(r.usage.completion_tokens, len(ids(msg.content)) + 1)  # and the end token, as vLLM counts
         self.assertGreater(r.usage.prompt_tokens, 0)
 
     def test_alias_answers_under_its_own_name(self):
@@ -158,6 +158,65 @@ class OpenAIApiTest(SharedSeatTest):
         r = self.client.completions.create(model=MODEL, prompt=prompt, max_tokens=40, temperature=0, stop=["five"])
         self.assertEqual((r.choices[0].finish_reason, r.choices[0].stop_reason), ("stop", "five"))
 
+    def test_ordinary_tokens_that_spell_control_tokens_stay_text(self):
+        # Control tokens are known by their ids: ordinary pieces that spell
+        # them are text, and special tokens of no role are dropped; the
+        # tokenizers library's decode (skip_special_tokens) is the oracle.
+        expected = _tok.decode(RAW_SCRIPTS["SPELLED_MARKERS"], skip_special_tokens=True)
+        for tools in (None, [WEATHER_TOOL]):
+            kw = {"tools": tools} if tools else {}
+            r = self.chat("Please SPELLED_MARKERS now", max_tokens=40, temperature=0, **kw)
+            msg = r.choices[0].message
+            self.assertEqual(msg.content, expected)
+            self.assertIsNone(msg.tool_calls)
+            self.assertIsNone((msg.model_extra or {}).get("reasoning_content"))
+            text = "".join(c.delta.content or "" for chunk in
+                           self.chat("Please SPELLED_MARKERS now", max_tokens=40, temperature=0, stream=True, **kw)
+                           for c in chunk.choices)
+            self.assertEqual(text, expected)
+
+    def test_end_token_counts_and_has_a_logprob(self):
+        # vLLM counts the sampled end token and lists its logprob; its text
+        # is not part of the answer.  return_tokens_as_token_ids names ids.
+        script = ids(SCRIPTS["HELLO_PROSE"])
+        r = self.chat("Please HELLO_PROSE", max_tokens=40, temperature=0, logprobs=True,
+                      extra_body={"return_tokens_as_token_ids": True})
+        tokens = [e.token for e in r.choices[0].logprobs.content]
+        self.assertEqual(tokens, [f"token_id:{i}" for i in script + [_tok.token_to_id("<turn|>")]])
+        self.assertEqual(r.usage.completion_tokens, len(script) + 1)
+        self.assertEqual(r.choices[0].message.content, decode(script))
+        c = self.client.completions.create(model=MODEL, prompt=ids("Please HELLO_PROSE") + ids("<|turn>model\n"),
+                                           max_tokens=40, temperature=0, logprobs=0)
+        self.assertEqual(c.usage.completion_tokens, len(script) + 1)
+        self.assertEqual(c.choices[0].logprobs.tokens[-1], "<turn|>")
+        self.assertEqual(c.choices[0].text, decode(script))
+
+    def test_completions_top_logprobs_include_the_sampled_token(self):
+        # OpenAI's legacy API: "always return the logprob of the sampled
+        # token, so there may be up to logprobs+1 elements".
+        for n_top in (0, 1, 3):
+            r = self.client.completions.create(model=MODEL, prompt="Once upon a time", max_tokens=6,
+                                               temperature=1.0, seed=7, logprobs=n_top)
+            lp = r.choices[0].logprobs
+            for tok, val, top in zip(lp.tokens, lp.token_logprobs, lp.top_logprobs):
+                self.assertIn(tok, top)
+                self.assertEqual(top[tok], val)
+                self.assertIn(len(top), (n_top, n_top + 1) if n_top else (1,))
+
+    def test_continuous_usage_stats_put_usage_on_every_chunk(self):
+        chunks = list(self.chat("Please COUNT_STOP now", max_tokens=40, temperature=0, stream=True,
+                                stream_options={"include_usage": True, "continuous_usage_stats": True}))
+        self.assertTrue(all(c.usage is not None for c in chunks))
+        counts = [c.usage.completion_tokens for c in chunks]
+        self.assertEqual(counts, sorted(counts))
+        final = self.chat("Please COUNT_STOP now", max_tokens=40, temperature=0)
+        self.assertEqual(chunks[-1].usage.completion_tokens, final.usage.completion_tokens)
+        self.assertEqual(chunks[-1].usage.prompt_tokens, final.usage.prompt_tokens)
+        # Without include_usage nothing carries usage (vLLM's rule).
+        plain = list(self.chat("Please COUNT_STOP now", max_tokens=5, temperature=0, stream=True,
+                               stream_options={"continuous_usage_stats": True}))
+        self.assertTrue(all(c.usage is None for c in plain))
+
     def test_seed_reproducibility(self):
         a = self.chat("random words", max_tokens=16, temperature=1.0, seed=1234).choices[0].message.content
         b = self.chat("random words", max_tokens=16, temperature=1.0, seed=1234).choices[0].message.content
@@ -175,7 +234,8 @@ class OpenAIApiTest(SharedSeatTest):
             self.assertEqual(len(entry.top_logprobs), 3)
             self.assertEqual(entry.top_logprobs[0].token, entry.token)  # greedy picks the top token
             self.assertAlmostEqual(entry.top_logprobs[0].logprob, entry.logprob, places=5)
-        self.assertEqual("".join(e.token for e in content), r.choices[0].message.content)
+        self.assertEqual(content[-1].token, "<turn|>")  # the sampled end token is listed last
+        self.assertEqual("".join(e.token for e in content[:-1]), r.choices[0].message.content)
 
     def test_logprobs_of_characters_split_over_byte_tokens(self):
         # A byte-fallback token alone is no character: its token text is what
@@ -340,6 +400,24 @@ class OpenAIApiTest(SharedSeatTest):
         self.assertEqual(json.loads(body)["tokens"], ids("Hello there"))
         status, body, _ = self.seat.post("/detokenize", {"model": MODEL, "tokens": ids("Hello there")})
         self.assertEqual(json.loads(body)["prompt"], decode(ids("Hello there")))
+
+    def test_tokenize_messages_counts_what_the_chat_endpoint_prompts(self):
+        # Tools and chat_template_kwargs change the rendered prompt: /tokenize
+        # must count the chat's own prompt_tokens for the same body.
+        chat = {"messages": [{"role": "user", "content": "Please HELLO_PROSE"}], "tools": [WEATHER_TOOL],
+                "chat_template_kwargs": {"enable_thinking": True}}
+        r = self.client.chat.completions.create(model=MODEL, max_tokens=1, temperature=0, messages=chat["messages"],
+                                                tools=chat["tools"],
+                                                extra_body={"chat_template_kwargs": chat["chat_template_kwargs"]})
+        status, body, _ = self.seat.post("/tokenize", dict(chat, model=MODEL))
+        self.assertEqual(status, 200, body)
+        self.assertEqual(json.loads(body)["count"], r.usage.prompt_tokens)
+        plain = json.loads(self.seat.post("/tokenize", {"model": MODEL, "messages": chat["messages"]})[1])["count"]
+        self.assertLess(plain, r.usage.prompt_tokens)
+        for bad in ({"model": MODEL, "messages": chat["messages"], "bogus": 1},
+                    {"model": MODEL, "prompt": "hi", "tools": [WEATHER_TOOL]}):
+            status, body, _ = self.seat.post("/tokenize", bad)
+            self.assertEqual(status, 400, body)
 
     def test_seat_report_and_metrics(self):
         status, body = self.seat.get("/v1/seat")

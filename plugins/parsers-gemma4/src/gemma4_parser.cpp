@@ -24,7 +24,7 @@ std::vector<ToolSchema> forced_tools(const RequestOptions& o) {
 }  // namespace
 
 Gemma4Parser::Gemma4Parser(std::string_view options_toml, const seatrt_parser_request& request)
-    : options_(read_request(options_toml, request)), rng_(std::random_device{}()) {
+    : options_(read_request(options_toml, request)), vocab_(request.vocab), rng_(std::random_device{}()) {
   StreamOptions s;
   s.start_in_reasoning = options_.prompt_in_channel;
   s.expect_label_at_start = !options_.prompt_wrote_label;
@@ -75,6 +75,29 @@ void Gemma4Parser::feed(const int32_t* ids, size_t n_ids, std::string_view text,
   if (decoder_ && decoder_->active()) {
     for (size_t i = 0; i < n_ids; ++i) {
       if (!decoder_->accept_token(ids[i])) break;  // off the grammar: no longer constrained
+    }
+  }
+  // Token by token when the ids spell exactly `text` (the host's normal
+  // feed), so control tokens are known by their ids; otherwise as text.
+  if (vocab_ && n_ids > 0) {
+    std::vector<std::string_view> pieces;
+    size_t at = 0;
+    bool spelled = true;
+    for (size_t i = 0; i < n_ids && spelled; ++i) {
+      const char* data = nullptr;
+      size_t len = 0;
+      vocab_->token_bytes(vocab_, ids[i], &data, &len);
+      const std::string_view piece(data ? data : "", data ? len : 0);
+      spelled = text.substr(at).starts_with(piece);
+      pieces.push_back(piece);
+      at += piece.size();
+    }
+    if (spelled && at == text.size()) {
+      for (size_t i = 0; i < n_ids; ++i) {
+        const bool special = vocab_->is_special(vocab_, ids[i]) != 0;
+        stream_->feed(pieces[i], sink, special ? OutputStream::Origin::kSpecial : OutputStream::Origin::kText);
+      }
+      return;
     }
   }
   stream_->feed(text, sink);

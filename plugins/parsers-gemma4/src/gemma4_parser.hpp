@@ -36,6 +36,8 @@ class Gemma4Parser {
   std::string next_call_id();
 
   RequestOptions options_;
+  // The host's vocabulary (valid for this parser's life), or null.
+  const seatrt_vocab* vocab_ = nullptr;
   // parallel_tool_calls false without a forced call: once a call is
   // complete only these (the stop tokens) are allowed.
   std::vector<int32_t> one_call_stops_;

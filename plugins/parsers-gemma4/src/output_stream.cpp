@@ -47,13 +47,28 @@ OutputStream::OutputStream(StreamOptions options) : options_(std::move(options))
   }
 }
 
-void OutputStream::feed(std::string_view text, EventSink& sink) {
-  pending_ += utf8_.push(text);
+void OutputStream::feed(std::string_view text, EventSink& sink, Origin origin) {
+  const std::string out = utf8_.push(text);
+  // A special token's text comes out whole after whatever the sanitizer
+  // held (an unfinished sequence of earlier text, now repaired).
+  const bool whole = origin == Origin::kSpecial && !text.empty() && out.size() >= text.size() &&
+                     std::string_view(out).substr(out.size() - text.size()) == text;
+  if (origin == Origin::kSpecial && !whole) origin = Origin::kUnknown;
+  if (origin == Origin::kSpecial) {
+    origin_.append(out.size() - text.size(), static_cast<char>(Origin::kText));
+    origin_ += static_cast<char>(Origin::kSpecial);
+    origin_.append(text.size() - 1, 's');
+  } else {
+    origin_.append(out.size(), static_cast<char>(origin));
+  }
+  pending_ += out;
   process(sink, false);
 }
 
 void OutputStream::finish(EventSink& sink) {
-  pending_ += utf8_.flush();
+  const std::string out = utf8_.flush();
+  pending_ += out;
+  origin_.append(out.size(), static_cast<char>(Origin::kText));
   process(sink, true);
   flush_probe(sink);
   switch (state_) {
@@ -82,19 +97,32 @@ void OutputStream::finish(EventSink& sink) {
 
 void OutputStream::process(EventSink& sink, bool at_end) {
   const std::string_view view = pending_;
+  const std::string_view from = origin_;
+  const auto is = [&](size_t k, Origin o) { return from[k] == static_cast<char>(o); };
   size_t i = 0;
   while (i < view.size()) {
-    const size_t lt = view.find('<', i);
-    if (lt == std::string_view::npos) {
-      on_text(view.substr(i), sink);
-      i = view.size();
-      break;
+    // Plain text up to the next special token or '<' of unknown origin.
+    size_t j = i;
+    while (j < view.size() && !is(j, Origin::kSpecial) && !(view[j] == '<' && is(j, Origin::kUnknown))) ++j;
+    if (j > i) {
+      on_text(view.substr(i, j - i), sink);
+      i = j;
+      continue;
     }
-    if (lt > i) {
-      on_text(view.substr(i, lt - i), sink);
-      i = lt;
+    if (is(i, Origin::kSpecial)) {
+      size_t end = i + 1;
+      while (end < view.size() && from[end] == 's') ++end;
+      const std::string_view token = view.substr(i, end - i);
+      const auto* marker = std::find(kAllMarkers.begin(), kAllMarkers.end(), token);
+      // A special token that is no control token of this format is dropped.
+      if (marker != kAllMarkers.end()) on_marker(*marker, sink);
+      i = end;
+      continue;
     }
-    const std::string_view rest = view.substr(lt);
+    // '<' of unknown origin: control-token texts are read from the text.
+    size_t run = i;
+    while (run < view.size() && is(run, Origin::kUnknown)) ++run;
+    const std::string_view rest = view.substr(i, run - i);
     const auto* marker = std::find_if(kAllMarkers.begin(), kAllMarkers.end(),
                                       [&](std::string_view m) { return rest.starts_with(m); });
     if (marker != kAllMarkers.end()) {
@@ -103,13 +131,15 @@ void OutputStream::process(EventSink& sink, bool at_end) {
       continue;
     }
     const bool may_become_marker =
-        std::any_of(kAllMarkers.begin(), kAllMarkers.end(),
-                    [&](std::string_view m) { return m.size() > rest.size() && m.starts_with(rest); });
+        run == view.size() && std::any_of(kAllMarkers.begin(), kAllMarkers.end(), [&](std::string_view m) {
+          return m.size() > rest.size() && m.starts_with(rest);
+        });
     if (may_become_marker && !at_end) break;  // hold back until it resolves
-    on_text(view.substr(lt, 1), sink);
-    i = lt + 1;
+    on_text(view.substr(i, 1), sink);
+    i += 1;
   }
   pending_.erase(0, i);
+  origin_.erase(0, i);
 }
 
 void OutputStream::on_text(std::string_view text, EventSink& sink) {

@@ -6,9 +6,14 @@
 //   CALL_HEAD --'{'--> CALL_ARGS --(object closed)--> AFTER_ARGS
 //   CALL_ARGS or AFTER_ARGS --<tool_call|>--> CONTENT
 //
-// Works on text only (special tokens arrive as their text), holding back a
-// tail that may still become a control token or a UTF-8 sequence, so any
-// split of the same output into pieces gives the same result.
+// Special tokens arrive as their text.  When the caller says where each
+// piece came from (Origin), a control token is recognised only as a special
+// token, so ordinary text that spells one (a model explaining Gemma's format)
+// stays text, and a special token that is no control token of this format
+// (<unk>, <mask>) is dropped, as skip_special_tokens drops it.  Text of
+// unknown origin is read as before: control-token texts anywhere, a tail
+// that may still become one held back.  UTF-8 tails are held back too, so
+// any split of the same output into pieces gives the same result.
 #pragma once
 
 #include <functional>
@@ -40,9 +45,13 @@ struct StreamOptions {
 
 class OutputStream {
  public:
+  // Where fed text came from: one whole special token, ordinary tokens, or
+  // unknown (text alone, e.g. a split inside a token).
+  enum class Origin : char { kUnknown = 'u', kText = 't', kSpecial = 'S' };
+
   explicit OutputStream(StreamOptions options);
 
-  void feed(std::string_view text, EventSink& sink);
+  void feed(std::string_view text, EventSink& sink, Origin origin = Origin::kUnknown);
   // Flushes everything held back; the output has ended.
   void finish(EventSink& sink);
 
@@ -72,6 +81,9 @@ class OutputStream {
   StreamOptions options_;
   Utf8Sanitizer utf8_;
   std::string pending_;  // sanitized text not processed yet
+  // One byte per byte of pending_: Origin's letter, 's' for a special
+  // token's bytes after its first ('S').
+  std::string origin_;
   State state_ = State::kContent;
   // Start of a reasoning span: text held while it may be the "thought\n" label.
   bool label_pending_ = false;
