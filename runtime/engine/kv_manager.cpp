@@ -62,7 +62,9 @@ void KvManager::match_prefix(Sequence& seq) {
     seq.block_hashes.push_back(h);
   }
   seq.num_computed = n * bs;
-  seq.cached_prompt_tokens = std::min<int64_t>(seq.num_computed, seq.prompt_len);
+  // What the cache gave at first scheduling: a preempted sequence finding
+  // its own blocks again is no cache hit for the client (vLLM counts so too).
+  if (seq.preemptions == 0) seq.cached_prompt_tokens = std::min<int64_t>(seq.num_computed, seq.prompt_len);
 }
 
 void KvManager::release_out_of_window(Sequence& seq) {

@@ -10,13 +10,14 @@ struct Generation::Choice {
   int32_t index = 0;
   Generation* owner = nullptr;
   text::StreamingDetokenizer detok;
-  text::StopStringMatcher stops;
+  text::StopStringMatcher stops;            // on the content
+  text::StopStringMatcher reasoning_stops;  // on the reasoning: stop strings end a thought too
   std::unique_ptr<ParserChain> parser;
   int64_t completion_tokens = 0;
   int stop_index = -1;  // the request's stop string that ended the output, if one did
 
   Choice(const SeatRuntime& seat, const GenerationParams& p, bool has_parser)
-      : detok(*seat.tokenizer, has_parser ? false : p.skip_special_tokens), stops(p.stop) {}
+      : detok(*seat.tokenizer, has_parser ? false : p.skip_special_tokens), stops(p.stop), reasoning_stops(p.stop) {}
 };
 
 namespace {
@@ -105,10 +106,25 @@ Generation::Submit Generation::start() {
         // The parser sees every token at once, as raw bytes (it holds back
         // incomplete UTF-8 itself): its allowed-token mask for the next step
         // must account for the whole output so far.  Stop strings then apply
-        // to the content it emits.
+        // to the reasoning and the content it emits (vLLM matches them on
+        // the whole output, a thought included).
         const std::string_view bytes = seat_.tokenizer->token_bytes(e.token);
         ev.delta = choice->parser->feed({e.token}, std::string(bytes));
-        if (!ev.delta.content.empty()) {
+        if (!ev.delta.reasoning.empty()) {
+          auto r = choice->reasoning_stops.push(ev.delta.reasoning);
+          ev.delta.reasoning = std::move(r.text);
+          if (r.stop_index >= 0) {
+            keep = false;
+            choice->stop_index = r.stop_index;
+            ev.delta.content.clear();  // what came after the stop
+            ev.delta.tool_calls.clear();
+          }
+        }
+        if (keep && (!ev.delta.content.empty() || !ev.delta.tool_calls.empty())) {
+          // The thought has ended: a tail held as a possible stop is not one.
+          ev.delta.reasoning += choice->reasoning_stops.finish();
+        }
+        if (keep && !ev.delta.content.empty()) {
           auto r = choice->stops.push(ev.delta.content);
           keep = r.stop_index < 0;
           if (!keep) choice->stop_index = r.stop_index;
@@ -158,6 +174,15 @@ Generation::Submit Generation::start() {
         int32_t reason = info.reason == engine::FinishReason::length ? SEATRT_FINISH_LENGTH : SEATRT_FINISH_STOP;
         if (choice->parser) {
           ParsedDelta f = choice->parser->finish(reason, &reason);
+          if (!choice->reasoning_stops.stopped()) {
+            auto r = choice->reasoning_stops.push(f.reasoning);
+            if (r.stop_index >= 0) choice->stop_index = r.stop_index;
+            f.reasoning = r.text + (r.stop_index < 0 ? choice->reasoning_stops.finish() : "");
+          } else {
+            f.reasoning.clear();
+          }
+          // A thought cut off is also the content (the parser's rule); cut
+          // by a stop string, its copy ends at the stop as well.
           f.content = flush_through_stops(f.content);
           ev.delta = std::move(f);
         } else {

@@ -295,6 +295,10 @@ ChatRequest parse_chat_request(const json& body) {
   r.chat_template_kwargs = json::object();
   if (const json* v = f.get("chat_template_kwargs")) {
     if (!v->is_object()) wrong_type("chat_template_kwargs", "an object", *v);
+    // The template and the reasoning parser must read it alike: the
+    // template takes any truthy value, the parser a boolean.
+    if (v->contains("enable_thinking") && !(*v)["enable_thinking"].is_boolean())
+      wrong_type("chat_template_kwargs.enable_thinking", "a boolean", (*v)["enable_thinking"]);
     r.chat_template_kwargs = *v;
   }
   if (auto v = f.boolean("add_generation_prompt")) r.add_generation_prompt = *v;

@@ -62,6 +62,23 @@ class OpenAIApiTest(SharedSeatTest):
         self.assertEqual("".join(d.get("reasoning") or "" for d in deltas), "Let me think.")
         self.assertEqual("".join(d.get("reasoning_content") or "" for d in deltas), "Let me think.")
 
+    def test_stop_strings_end_a_thought_too(self):
+        # As vLLM matches stop strings on the whole output: one inside the
+        # thought stops there (the cut-off thought is also the content, both
+        # ending before the stop); one in the answer cuts only the answer.
+        kw = {"extra_body": {"chat_template_kwargs": {"enable_thinking": True}}}
+        for stop, reasoning, content in ((["think"], "Let me ", "Let me "),
+                                         (["answer"], "Let me think.", "The ")):
+            r = self.chat("Please THINK_THEN_ANSWER now", max_tokens=64, temperature=0, stop=stop, **kw)
+            c = r.choices[0]
+            self.assertEqual((c.finish_reason, c.stop_reason), ("stop", stop[0]))
+            self.assertEqual((c.message.model_extra.get("reasoning_content"), c.message.content), (reasoning, content))
+            deltas = [ch.choices[0].delta for ch in
+                      self.chat("Please THINK_THEN_ANSWER now", max_tokens=64, temperature=0, stop=stop, stream=True,
+                                **kw) if ch.choices]
+            self.assertEqual("".join((d.model_extra or {}).get("reasoning_content") or "" for d in deltas), reasoning)
+            self.assertEqual("".join(d.content or "" for d in deltas), content)
+
     def test_completions_endpoint(self):
         r = self.client.completions.create(model=MODEL, prompt="Once upon a time", max_tokens=8, temperature=0)
         self.assertEqual(r.choices[0].finish_reason, "length")
@@ -374,6 +391,13 @@ class OpenAIApiTest(SharedSeatTest):
             self.assertIn(field, err["message"])
             self.assertIn(expect, err["message"])
             self.assertEqual(err["param"], field)
+        # A truthy string would turn the template's thinking on and leave the
+        # reasoning parser's off.
+        body = {"model": MODEL, "messages": [{"role": "user", "content": "x"}],
+                "chat_template_kwargs": {"enable_thinking": "yes"}}
+        status, text, _ = self.seat.post("/v1/chat/completions", body)
+        self.assertEqual(status, 400, text)
+        self.assertEqual(json.loads(text)["error"]["param"], "chat_template_kwargs.enable_thinking")
 
     def test_unknown_field_and_image_parts_are_400(self):
         with self.assertRaises(openai.BadRequestError):

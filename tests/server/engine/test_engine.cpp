@@ -133,6 +133,9 @@ TEST_CASE("concurrent sequences under preemption equal each sequence run alone")
     auto o = futures[static_cast<size_t>(i)].get();
     CHECK(o.info.reason == FinishReason::length);
     CHECK(o.tokens == alone[static_cast<size_t>(i)]);
+    // No two prompts share a block: a preempted sequence finding its own
+    // blocks again is no cache hit for the client.
+    CHECK(o.info.cached_prompt_tokens == 0);
   }
   CHECK(engine.stats().preemptions > 0);
   CHECK(engine.stats().blocks_used == 0);
