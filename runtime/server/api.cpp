@@ -297,12 +297,17 @@ std::string Api::render_chat_prompt(const ChatRequest& r, const nlohmann::ordere
   return prompt_text;
 }
 
+GenerationJob Api::new_job(Flavor flavor, const std::string& model) const {
+  GenerationJob job;
+  job.flavor = flavor;
+  job.model = check_model(model);
+  if (draining_) throw ApiError(503, "ServiceUnavailableError", "the server is shutting down");
+  return job;
+}
+
 int Api::chat(const HttpRequest& req, ResponseWriter& w, GenerationRecord& record) {
   ChatRequest r = parse_chat_request(parse_json_body(req.body));
-  GenerationJob job;
-  job.flavor = Flavor::chat;
-  job.model = check_model(r.gen.model);
-  if (draining_) throw ApiError(503, "ServiceUnavailableError", "the server is shutting down");
+  GenerationJob job = new_job(Flavor::chat, r.gen.model);
   // Render from the body as sent (key order kept), validated above.
   const auto ordered = nlohmann::ordered_json::parse(req.body);
   nlohmann::ordered_json kwargs;
@@ -325,10 +330,7 @@ int Api::chat(const HttpRequest& req, ResponseWriter& w, GenerationRecord& recor
 
 int Api::completion(const HttpRequest& req, ResponseWriter& w, GenerationRecord& record) {
   CompletionRequest r = parse_completion_request(parse_json_body(req.body));
-  GenerationJob job;
-  job.flavor = Flavor::completion;
-  job.model = check_model(r.gen.model);
-  if (draining_) throw ApiError(503, "ServiceUnavailableError", "the server is shutting down");
+  GenerationJob job = new_job(Flavor::completion, r.gen.model);
   if (r.prompt_text) {
     job.prompt = seat_.tokenizer->encode(*r.prompt_text, true);
   } else {

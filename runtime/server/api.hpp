@@ -37,6 +37,9 @@ class Api {
              GenerationRecord& generation);
   bool authorized(const std::string& header) const;
   const std::string& check_model(const std::string& name) const;
+  // A generation job for `flavor` under the served name `model` (404 when it
+  // is not served, 503 while draining).
+  GenerationJob new_job(Flavor flavor, const std::string& model) const;
   void reply_json(ResponseWriter& w, int status, const nlohmann::json& body, int& status_out);
 
   int chat(const HttpRequest& req, ResponseWriter& w, GenerationRecord& record);
