@@ -1,9 +1,11 @@
 #include "api.hpp"
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <ctime>
 #include <set>
+#include <string_view>
 #include <thread>
 
 #include "access_log.hpp"
@@ -46,8 +48,10 @@ Api::Api(SeatRuntime& seat) : seat_(seat) {}
 
 bool Api::authorized(const std::string& header) const {
   if (!seat_.api_key) return true;
-  const std::string prefix = "Bearer ";
-  const std::string given = header.rfind(prefix, 0) == 0 ? header.substr(prefix.size()) : std::string();
+  // "Bearer <key>"; the scheme is case-insensitive (RFC 9110 11.1).
+  std::string scheme = header.substr(0, 7);
+  for (auto& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string given = scheme == "bearer " ? header.substr(7) : std::string();
   return constant_time_equal(given, *seat_.api_key);
 }
 
@@ -136,7 +140,7 @@ void Api::handle(const HttpRequest& request, ResponseWriter& writer) {
   try {
     route(request, writer, endpoint, status, generation);
   } catch (const ApiError& e) {
-    writer.send(e.status(), "application/json", json_text(e.to_json()));
+    writer.send(e.status(), "application/json", json_text(e.to_json()), e.headers());
     status = e.status();
     error = e.message();
   } catch (const std::exception& e) {
@@ -154,22 +158,29 @@ void Api::handle(const HttpRequest& request, ResponseWriter& writer) {
 void Api::route(const HttpRequest& req, ResponseWriter& w, std::string& endpoint, int& status,
                 GenerationRecord& generation) {
   const auto& path = req.path;
+  // A GET endpoint answers HEAD too (RFC 9110 9.1: the transport then
+  // sends the headers only); a wrong method is a 405 naming the right one.
   auto require = [&](const char* method) {
-    if (req.method != method)
-      throw ApiError(405, "MethodNotAllowedError", path + " accepts " + method + ", not " + req.method);
+    const bool get = std::string_view(method) == "GET";
+    if (req.method == method || (get && req.method == "HEAD")) return;
+    throw ApiError(405, "MethodNotAllowedError", path + " accepts " + method + ", not " + req.method)
+        .with_header("Allow", get ? "GET, HEAD" : method);
   };
   if (path == "/health") {
     endpoint = "health";
+    require("GET");
     return reply_json(w, 200, {{"status", "ok"}}, status);
   }
   if (path == "/ready") {
     endpoint = "ready";
+    require("GET");
     std::string reason;
     if (ready(&reason)) return reply_json(w, 200, {{"ready", true}}, status);
     return reply_json(w, 503, {{"ready", false}, {"reason", reason}}, status);
   }
   if (!authorized(req.authorization))
-    throw ApiError(401, "AuthenticationError", "invalid or missing API key (send Authorization: Bearer <key>)");
+    throw ApiError(401, "AuthenticationError", "invalid or missing API key (send Authorization: Bearer <key>)")
+        .with_header("WWW-Authenticate", "Bearer");
   if (path == "/v1/models") {
     endpoint = "models";
     require("GET");
@@ -272,7 +283,9 @@ void check_ids(const SeatRuntime& seat, const std::vector<int32_t>& ids, const c
 
 std::string Api::render_chat_prompt(const ChatRequest& r, const nlohmann::ordered_json& ordered,
                                     nlohmann::ordered_json* kwargs_out) const {
-  if (!seat_.render_chat) throw ApiError(500, "InternalServerError", "this seat has no chat template");
+  if (!seat_.render_chat)
+    throw bad_request("this seat has no chat template (none beside its model, none in its seat file): "
+                      "use /v1/completions", "messages");
   nlohmann::ordered_json kwargs = nlohmann::ordered_json::parse(seat_.default_chat_template_kwargs.dump());
   if (ordered.contains("chat_template_kwargs") && ordered["chat_template_kwargs"].is_object())
     for (auto it = ordered["chat_template_kwargs"].begin(); it != ordered["chat_template_kwargs"].end(); ++it) {

@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +21,13 @@ class ApiError : public std::runtime_error {
   const std::string& message() const { return message_; }
   const std::string& type() const { return type_; }
   const std::string& param() const { return param_; }
+  // Response headers the status needs (RFC 9110: WWW-Authenticate on 401,
+  // Allow on 405).
+  ApiError&& with_header(std::string name, std::string value) && {
+    headers_.emplace_back(std::move(name), std::move(value));
+    return std::move(*this);
+  }
+  const std::vector<std::pair<std::string, std::string>>& headers() const { return headers_; }
 
   nlohmann::json to_json() const {
     nlohmann::json e = {{"message", message_}, {"type", type_}, {"code", status_}};
@@ -31,6 +40,7 @@ class ApiError : public std::runtime_error {
   std::string type_;
   std::string param_;
   std::string message_;
+  std::vector<std::pair<std::string, std::string>> headers_;
 };
 
 inline ApiError bad_request(const std::string& message, const std::string& param = "") {

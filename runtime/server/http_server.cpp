@@ -4,7 +4,10 @@
 #include <cerrno>
 #include <sys/socket.h>
 
+#include <cctype>
 #include <chrono>
+#include <ctime>
+#include <string_view>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -16,6 +19,7 @@
 
 #include "access_log.hpp"
 #include "seatrt/host/logging.hpp"
+#include "timed_socket.hpp"
 
 namespace seatrt::server {
 
@@ -37,16 +41,33 @@ std::string transport_error(const std::string& message) {
   return "{\"error\":{\"message\":\"" + message + "\",\"type\":\"invalid_request_error\",\"code\":null}}";
 }
 
+// The current time as HTTP writes it (RFC 9110 5.6.7, IMF-fixdate).
+std::string http_date() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  static const char* const kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static const char* const kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  char out[40];
+  std::snprintf(out, sizeof out, "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[utc.tm_wday], utc.tm_mday,
+                kMonths[utc.tm_mon], utc.tm_year + 1900, utc.tm_hour, utc.tm_min, utc.tm_sec);
+  return out;
+}
+
 class BeastWriter : public ResponseWriter {
  public:
   // head: the request was HEAD, so responses carry headers only (their
-  // Content-Length is the body's a GET would get).
-  BeastWriter(tcp::socket& socket, bool keep_alive, unsigned version, bool head = false)
-      : socket_(socket), keep_alive_(keep_alive), version_(version), head_(head) {}
+  // Content-Length is the body's a GET would get).  An HTTP/1.0 client
+  // gets its event stream unframed, ended by the close (RFC 9112 6.1: no
+  // Transfer-Encoding unless the request is HTTP/1.1).
+  BeastWriter(TimedSocket& stream, bool keep_alive, unsigned version, bool head = false)
+      : stream_(stream), keep_alive_(keep_alive), version_(version), head_(head) {}
 
   void send(int status, const std::string& content_type, const std::string& body, const Headers& headers) override {
     http::response<http::string_body> res{static_cast<http::status>(status), version_};
     res.set(http::field::server, "seatrt");
+    res.set(http::field::date, http_date());
     res.set(http::field::content_type, content_type);
     for (const auto& [k, v] : headers) res.set(k, v);
     res.keep_alive(keep_alive_);
@@ -55,9 +76,9 @@ class BeastWriter : public ResponseWriter {
     boost::beast::error_code ec;
     if (head_) {
       http::response_serializer<http::string_body> sr{res};
-      http::write_header(socket_, sr, ec);
+      http::write_header(stream_, sr, ec);
     } else {
-      http::write(socket_, res, ec);
+      http::write(stream_, res, ec);
     }
     if (ec) failed_ = true;
   }
@@ -65,13 +86,15 @@ class BeastWriter : public ResponseWriter {
   bool start_events() override {
     http::response<http::empty_body> res{http::status::ok, version_};
     res.set(http::field::server, "seatrt");
+    res.set(http::field::date, http_date());
     res.set(http::field::content_type, "text/event-stream");
     res.set(http::field::cache_control, "no-cache");
+    if (version_ < 11) keep_alive_ = false;  // the close ends the stream
     res.keep_alive(keep_alive_);
-    res.chunked(true);
+    if (version_ >= 11) res.chunked(true);
     http::response_serializer<http::empty_body> sr{res};
     boost::beast::error_code ec;
-    http::write_header(socket_, sr, ec);
+    http::write_header(stream_, sr, ec);
     if (ec) failed_ = true;
     return !failed_;
   }
@@ -80,72 +103,41 @@ class BeastWriter : public ResponseWriter {
     if (failed_) return false;
     const std::string payload = "data: " + data + "\n\n";
     boost::beast::error_code ec;
-    net::write(socket_, http::make_chunk(net::buffer(payload)), ec);
+    if (version_ >= 11) net::write(stream_, http::make_chunk(net::buffer(payload)), ec);
+    else net::write(stream_, net::buffer(payload), ec);
     if (ec) failed_ = true;
     return !failed_;
   }
 
   void end_events() override {
-    if (failed_) return;
+    if (failed_ || version_ < 11) return;
     boost::beast::error_code ec;
-    net::write(socket_, http::make_chunk_last(), ec);
+    net::write(stream_, http::make_chunk_last(), ec);
     if (ec) failed_ = true;
   }
 
   bool client_gone() override {
     if (failed_) return true;
-    pollfd p{socket_.native_handle(), POLLIN | POLLRDHUP, 0};
+    const int fd = stream_.socket().native_handle();
+    pollfd p{fd, POLLIN | POLLRDHUP, 0};
     if (::poll(&p, 1, 0) <= 0) return false;
     if (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) return true;
     if (p.revents & POLLIN) {  // EOF reads as readable with nothing to read
       char c;
-      return ::recv(socket_.native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+      return ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
     }
     return false;
   }
 
   bool failed() const { return failed_; }
+  bool keep_alive() const { return keep_alive_; }
 
  private:
-  tcp::socket& socket_;
+  TimedSocket& stream_;
   bool keep_alive_;
   unsigned version_;
   bool head_;
   bool failed_ = false;
-};
-
-// The reading side of a connection for Beast: a read that waits
-// `timeout_ms` without a byte fails with timed_out.  (Asio's blocking reads
-// cannot time out: on EAGAIN from SO_RCVTIMEO they poll again, forever.)
-class TimedReader {
- public:
-  TimedReader(tcp::socket& socket, int timeout_ms) : socket_(socket), timeout_ms_(timeout_ms) {}
-
-  template <class MutableBufferSequence>
-  std::size_t read_some(const MutableBufferSequence& buffers, boost::system::error_code& ec) {
-    pollfd p{socket_.native_handle(), POLLIN, 0};
-    int ready;
-    do {  // a signal delivered to this thread is not the client's doing
-      ready = ::poll(&p, 1, timeout_ms_);
-    } while (ready < 0 && errno == EINTR);
-    if (ready <= 0) {
-      ec = ready == 0 ? boost::system::error_code(net::error::timed_out)
-                      : boost::system::error_code(errno, boost::system::system_category());
-      return 0;
-    }
-    return socket_.read_some(buffers, ec);
-  }
-  template <class MutableBufferSequence>
-  std::size_t read_some(const MutableBufferSequence& buffers) {
-    boost::system::error_code ec;
-    const std::size_t n = read_some(buffers, ec);
-    if (ec) throw boost::system::system_error(ec);
-    return n;
-  }
-
- private:
-  tcp::socket& socket_;
-  int timeout_ms_;
 };
 
 // The status a request Beast could not read gets, or 0 when the client went
@@ -171,9 +163,28 @@ std::string read_error_message(int status) {
 }
 
 // An answer written before the handler runs (a closing one).
-void answer_and_close(tcp::socket& socket, int status, const std::string& message) {
-  BeastWriter writer(socket, /*keep_alive=*/false, 11);
+void answer_and_close(TimedSocket& stream, int status, const std::string& message) {
+  BeastWriter writer(stream, /*keep_alive=*/false, 11);
   writer.send(status, "application/json", transport_error(message), {});
+}
+
+// The path of a request target: origin-form "/p?q", or absolute-form
+// "http://host/p?q", which a server must accept (RFC 9112 3.2.2).
+std::string target_path(std::string_view target) {
+  const auto lower_prefix = [&](std::string_view scheme) {
+    if (target.size() < scheme.size()) return false;
+    for (size_t i = 0; i < scheme.size(); ++i)
+      if (std::tolower(static_cast<unsigned char>(target[i])) != scheme[i]) return false;
+    return true;
+  };
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (lower_prefix(scheme)) {
+      const size_t slash = target.find('/', scheme.size());
+      target = slash == std::string_view::npos ? std::string_view("/") : target.substr(slash);
+      break;
+    }
+  }
+  return std::string(target.substr(0, target.find('?')));
 }
 
 }  // namespace
@@ -223,7 +234,8 @@ void HttpServer::run() {
       if (!full_logged_.exchange(true))
         host::logger()->warn("{} connections are open (server.max_connections): new ones get 503 until some close",
                              limits_.max_connections);
-      answer_and_close(socket, 503, "the server has too many open connections; retry later");
+      TimedSocket stream(socket, 1000);  // a client that does not read its 503 is not waited on
+      answer_and_close(stream, 503, "the server has too many open connections; retry later");
       socket.shutdown(tcp::socket::shutdown_both, ec);
       socket.close(ec);
       continue;
@@ -251,42 +263,47 @@ void HttpServer::serve_connection(int fd) {
       remote = peer.address().to_string() + ":" + std::to_string(peer.port());
     ec = {};
     const double timeout_ms = limits_.idle_timeout_s * 1000.0;
-    TimedReader reader(socket, timeout_ms >= 2e9 ? -1 : static_cast<int>(timeout_ms < 1.0 ? 1.0 : timeout_ms));
+    TimedSocket stream(socket, timeout_ms >= 2e9 ? -1 : static_cast<int>(timeout_ms < 1.0 ? 1.0 : timeout_ms));
     while (!ec) {
       http::request_parser<http::string_body> parser;
       parser.body_limit(64u << 20);
-      http::read_header(reader, buffer, parser, ec);
+      stream.begin_request(buffer.size() > 0);
+      http::read_header(stream, buffer, parser, ec);
       // A client that waits for "100 Continue" before its body (curl does
-      // above 1 MB) gets it at once, not after its own timeout.
-      if (!ec && !parser.is_done() && boost::beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+      // above 1 MB) gets it at once, not after its own timeout; an HTTP/1.0
+      // client's expectation is ignored (RFC 9110 10.1.1).
+      if (!ec && !parser.is_done() && parser.get().version() >= 11 &&
+          boost::beast::iequals(parser.get()[http::field::expect], "100-continue")) {
         http::response<http::empty_body> cont{http::status::continue_, parser.get().version()};
-        http::write(socket, cont, ec);
+        http::write(stream, cont, ec);
       }
-      if (!ec && !parser.is_done()) http::read(reader, buffer, parser, ec);
-      if (ec) {
-        if (const int status = read_error_status(ec)) {
-          answer_and_close(socket, status, read_error_message(status));
+      if (!ec && !parser.is_done()) http::read(stream, buffer, parser, ec);
+      // HTTP/1.1 requires a Host header (RFC 9112 3.2).
+      const bool no_host = !ec && parser.get().version() >= 11 && parser.get().find(http::field::host) == parser.get().end();
+      if (ec || no_host) {
+        if (const int status = no_host ? 400 : read_error_status(ec)) {
+          const std::string message =
+              no_host ? std::string("an HTTP/1.1 request must carry a Host header") : read_error_message(status);
+          answer_and_close(stream, status, message);
           // The access log has a line for these too (no method or path
           // could be read).
           HttpRequest unreadable;
           unreadable.method = "-";
           unreadable.path = "-";
           unreadable.remote = remote;
-          log_access(unreadable, "transport", status, 0.0, GenerationRecord{}, read_error_message(status));
+          log_access(unreadable, "transport", status, 0.0, GenerationRecord{}, message);
         }
         break;
       }
       auto& req = parser.get();
-      const bool keep_alive = req.keep_alive() && !stopping_;
-      BeastWriter writer(socket, keep_alive, req.version(), req.method() == http::verb::head);
+      BeastWriter writer(stream, req.keep_alive() && !stopping_, req.version(), req.method() == http::verb::head);
       {
         std::lock_guard lock(mutex_);
         busy_fds_.insert(fd);
       }
       HttpRequest request;
       request.method = std::string(req.method_string());
-      const std::string target(req.target());
-      request.path = target.substr(0, target.find('?'));
+      request.path = target_path(std::string_view(req.target().data(), req.target().size()));
       request.authorization = std::string(req[http::field::authorization]);
       request.body = std::move(req.body());
       request.remote = remote;
@@ -295,7 +312,7 @@ void HttpServer::serve_connection(int fd) {
         std::lock_guard lock(mutex_);
         busy_fds_.erase(fd);
       }
-      if (!keep_alive || writer.failed()) break;
+      if (!writer.keep_alive() || writer.failed()) break;
     }
     {
       // Forget the fd before closing it, so no one shuts down a reused number.

@@ -3,10 +3,13 @@
 // chunked transfer encoding, and a graceful drain: stop accepting, let
 // requests in flight finish (bounded), close idle connections.  Limits: at
 // most max_connections open connections (one more is answered 503 and
-// closed), a read that waits idle_timeout_s for a request's bytes closes
-// the connection, and a request Beast cannot read whole gets its status
-// (431 headers too large, 413 body too large, 400 malformed) before the
-// close.
+// closed); a read that waits idle_timeout_s for a request's bytes, a
+// request that arrives slower than its clock allows (timed_socket.hpp), or
+// a write the client leaves unread for idle_timeout_s closes the
+// connection; a request Beast cannot read whole gets its status (431
+// headers too large, 413 body too large, 400 malformed or an HTTP/1.1
+// request without Host) before the close.  HTTP/1.0 clients get event
+// streams unframed, ended by the close.
 #pragma once
 
 #include <atomic>

@@ -68,6 +68,11 @@ SeatTextFiles seat_text_files(const host::SeatConfig& seat) {
   const fs::path config = f.tokenizer.parent_path() / "tokenizer_config.json";
   if (fs::exists(config)) f.tokenizer_config = config.string();
   f.chat_template = seat.model.chat_template ? *seat.model.chat_template : seat.model.path / "chat_template.jinja";
+  // A template the seat file names must be there; only the default one,
+  // beside the model, may be absent (the seat then serves completions).
+  if (seat.model.chat_template && !fs::is_regular_file(f.chat_template))
+    throw host::Error(SEATRT_ERR_NOT_FOUND, "model.chat_template '" + f.chat_template.string() +
+                                                (fs::exists(f.chat_template) ? "' is not a file" : "' does not exist"));
   return f;
 }
 

@@ -309,12 +309,12 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
   }
   rec.cached_tokens = cached_tokens;
   rec.error = failure;
+  // Work done counts whoever stayed to see it.
+  metrics.add_tokens(static_cast<int64_t>(job.prompt.size()), rec.completion_tokens);
   if (gone) {
     gen.cancel();
     return 499;  // client closed the request
   }
-  const int64_t completion_total = rec.completion_tokens;
-  metrics.add_tokens(static_cast<int64_t>(job.prompt.size()), completion_total);
 
   if (stream) {
     if (failure.empty() && job.params.include_usage) {

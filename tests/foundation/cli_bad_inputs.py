@@ -78,6 +78,11 @@ with tempdir() as d:
     # UTF-8 are found by check, naming the file.
     f = write_seat(d, "notok.toml", seat_text().replace(TOKENIZER, os.path.join(d, "absent-tokenizer.json")))
     expect_error("missing tokenizer", f, "absent-tokenizer.json", "does not exist")
+    # A chat template the seat file names must exist (only the default one
+    # beside the model may be absent): before, check passed and every chat
+    # request answered 500.
+    f = write_seat(d, "notmpl.toml", seat_text().replace(TEMPLATE, os.path.join(d, "absent.jinja")))
+    expect_error("missing chat template", f, "model.chat_template", "absent.jinja", "does not exist")
     broken = os.path.join(d, "broken.jinja")
     with open(broken, "w") as fb:
         fb.write("{% for m in messages %}{{ m.content }")

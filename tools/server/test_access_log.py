@@ -93,7 +93,13 @@ class AccessLogTest(SharedSeatTest):
         self.assertEqual(json.loads(hits[0].group("what")), "POST /v1/chat/completions")
         self.assertIsNone(hits[0].group("id"))  # no generation started
 
+    def generated_tokens_metric(self):
+        status, text = self.seat.get("/metrics")
+        self.assertEqual(status, 200)
+        return int(float(re.search(r"^seatrt_generation_tokens_total (\S+)$", text, re.M).group(1)))
+
     def test_a_client_that_leaves_mid_stream_is_logged_as_499(self):
+        before = self.generated_tokens_metric()
         body = json.dumps({"model": "scripted", "prompt": "ramble", "max_tokens": 400, "stream": True}).encode()
         with socket.create_connection(("127.0.0.1", self.seat.port)) as s:
             s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + API_KEY.encode() +
@@ -107,8 +113,10 @@ class AccessLogTest(SharedSeatTest):
         m = self.line_for("id", rid, timeout=30)
         self.assertEqual(m.group("status"), "499")
         self.assertEqual(m.group("stream"), "true")
-        # The tokens it had been sent count (they were once logged as 0).
+        # The tokens it had been sent count (they were once logged as 0), in
+        # /metrics too (they were once left out of it).
         self.assertGreaterEqual(int(m.group("completion")), len(events))
+        self.assertEqual(self.generated_tokens_metric() - before, int(m.group("completion")))
 
     def test_the_path_is_quoted_so_a_client_cannot_forge_fields(self):
         # A path with a quote and a non-ASCII byte: still one line, one field.

@@ -136,6 +136,59 @@ class HttpTransportTest(unittest.TestCase):
             self.fail("connections were still refused after the idle ones closed")
         self.assertIn("server.max_connections", self.seat.read_log())
 
+    def test_a_trickling_request_is_dropped(self):
+        # A byte at a time, each within the idle timeout (slowloris): the
+        # request's clock (grace + 1 s per 500 bytes) ends it.
+        start = time.monotonic()
+        closed_after = None
+        with socket.create_connection(("127.0.0.1", self.seat.port)) as s:
+            s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Pad: ")
+            s.settimeout(0.5 * IDLE_TIMEOUT_S)
+            while time.monotonic() - start < 10:
+                try:
+                    s.sendall(b"a")
+                    if s.recv(1024) == b"":
+                        closed_after = time.monotonic() - start
+                        break
+                except socket.timeout:
+                    continue
+                except OSError:
+                    closed_after = time.monotonic() - start
+                    break
+        self.assertIsNotNone(closed_after, "a request trickled for 10 s without being dropped")
+        self.assertLess(closed_after, 5)
+        self.assert_alive()
+
+    def test_http10_gets_an_unframed_stream_ended_by_the_close(self):
+        body = json.dumps({"model": "scripted", "prompt": "hi", "max_tokens": 3, "stream": True}).encode()
+        response = exchange(self.seat.port, b"POST /v1/completions HTTP/1.0\r\nContent-Type: application/json\r\n"
+                            b"Authorization: Bearer " + API_KEY.encode() + b"\r\nExpect: 100-continue\r\n"
+                            b"Content-Length: %d\r\n\r\n" % len(body) + body, wait=10)
+        head, _, stream = response.partition(b"\r\n\r\n")
+        self.assertTrue(head.startswith(b"HTTP/1.0 200"), head)  # no 100 Continue to an HTTP/1.0 client
+        self.assertNotIn(b"transfer-encoding", head.lower())
+        self.assertTrue(stream.startswith(b"data: {"), stream[:40])
+        self.assertTrue(stream.endswith(b"data: [DONE]\n\n"), stream[-40:])
+
+    def test_request_line_and_headers_as_rfc_9110_and_9112_ask(self):
+        port = self.seat.port
+        auth = b"Authorization: Bearer " + API_KEY.encode() + b"\r\n"
+        self.assert_error(exchange(port, b"GET /health HTTP/1.1\r\nConnection: close\r\n\r\n"), 400, "Host")
+        r = exchange(port, b"GET http://seat.example/health?x=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        self.assertEqual(status_of(r), 200, r)
+        self.assertRegex(r.split(b"\r\n\r\n")[0], rb"\r\nDate: \w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT")
+        r = exchange(port, b"HEAD /v1/models HTTP/1.1\r\nHost: x\r\n" + auth + b"Connection: close\r\n\r\n")
+        self.assertEqual((status_of(r), r.partition(b"\r\n\r\n")[2]), (200, b""))
+        r = exchange(port, b"DELETE /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        self.assert_error(r, 405, "accepts GET")
+        self.assertIn(b"\r\nAllow: GET, HEAD\r\n", r)
+        r = exchange(port, b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        self.assert_error(r, 401, "API key")
+        self.assertIn(b"\r\nWWW-Authenticate: Bearer\r\n", r)
+        r = exchange(port, b"GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: bearer " + API_KEY.encode() +
+                     b"\r\nConnection: close\r\n\r\n")
+        self.assertEqual(status_of(r), 200, r)  # the scheme is case-insensitive
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
