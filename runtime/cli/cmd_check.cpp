@@ -83,12 +83,12 @@ void check(const SeatConfig& seat, std::ostream& out) {
       << kernel_smoke(*plugins.dispatch, seat.kernels.options_toml, seat.kernels.device) << "\n";
   if (plugins.tool_parser)
     out << "tool parser smoke: "
-        << parser_smoke(plugins.tool_parser->descriptor().tool_parser,
+        << parser_smoke(&plugins.tool_parser_table,
                         seat.parsers.tool_options_toml, seat.parsers.chat_template_kwargs)
         << "\n";
   if (plugins.reasoning_parser)
     out << "reasoning parser smoke: "
-        << parser_smoke(plugins.reasoning_parser->descriptor().reasoning_parser,
+        << parser_smoke(&plugins.reasoning_parser_table,
                         seat.parsers.reasoning_options_toml, seat.parsers.chat_template_kwargs)
         << "\n";
   report_model(seat, plugins, out);

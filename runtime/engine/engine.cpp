@@ -66,6 +66,20 @@ bool Engine::idle() const {
   return inbox_.empty() && live_ids_.empty();
 }
 
+namespace {
+
+// Whether `mask` (bit i of word i/32) allows any token below `vocab`.
+bool allows_any(const std::vector<uint32_t>& mask, size_t vocab) {
+  for (size_t w = 0; w < mask.size() && w * 32 < vocab; ++w) {
+    const size_t bits = std::min<size_t>(32, vocab - w * 32);
+    const uint32_t valid = bits == 32 ? ~0u : ((1u << bits) - 1u);
+    if (mask[w] & valid) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void Engine::finish(const SequencePtr& seq, FinishReason reason, const std::string& error, TokenEvent stop_event) {
   scheduler_.remove(seq);
   const int64_t generated = seq->generated() + (stop_event.token >= 0 ? 1 : 0);
@@ -147,6 +161,8 @@ void Engine::step() {
       runner_->forward(batch, logits);
     } catch (const std::exception& e) {
       error = e.what();
+    } catch (...) {  // a plugin let a foreign exception cross the ABI
+      error = "a plugin threw a non-standard exception";
     }
     if (!error.empty()) {
       for (auto& c : plan.chunks)
@@ -173,6 +189,16 @@ void Engine::step() {
           if (seq.request.allowed_mask) r.mask = seq.request.allowed_mask();
         } catch (const std::exception& e) {
           finish(c.seq, FinishReason::error, std::string("the output constraint failed: ") + e.what());
+          r.failed = true;
+        } catch (...) {
+          finish(c.seq, FinishReason::error, "the output constraint failed: its parser threw a non-standard exception");
+          r.failed = true;
+        }
+        // A mask that allows nothing fails its row alone: the sample op
+        // refuses a whole batch for one such row.
+        if (!r.failed && !r.mask.empty() && !allows_any(r.mask, vocab)) {
+          finish(c.seq, FinishReason::error, "no token is allowed by the output constraint at output token " +
+                                               std::to_string(seq.generated()));
           r.failed = true;
         }
         rows.push_back(std::move(r));
@@ -220,6 +246,8 @@ void Engine::step() {
         }
       } catch (const std::exception& e) {
         sample_error = e.what();
+      } catch (...) {
+        sample_error = "a plugin threw a non-standard exception";
       }
       // Pass 3: hand each token to its request.
       for (size_t i = 0; i < rows.size(); ++i) {
@@ -258,6 +286,9 @@ void Engine::step() {
           keep = !seq.request.on_token || seq.request.on_token(r.event);
         } catch (const std::exception& e) {  // e.g. a parser plugin failed on this output
           finish(c.seq, FinishReason::error, std::string("processing the output failed: ") + e.what());
+          continue;
+        } catch (...) {
+          finish(c.seq, FinishReason::error, "processing the output failed: a non-standard exception");
           continue;
         }
         if (!keep) {

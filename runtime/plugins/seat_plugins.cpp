@@ -33,6 +33,31 @@ ProviderProbe probe_provider(const LoadedPlugin& plugin) {
   return p;
 }
 
+namespace {
+
+// A parser plugin's table, copied as far as its struct_size reaches; an
+// Error naming the plugin, its file and the slots it lacks.
+seatrt_parser_api checked_parser_table(const LoadedPlugin& plugin, const seatrt_parser_api* raw, const char* kind) {
+  const seatrt_parser_api api = read_table(raw);
+  std::string missing;
+  const auto need = [&](bool present, const char* slot) {
+    if (!present) missing += (missing.empty() ? "" : ", ") + std::string(slot);
+  };
+  need(api.create != nullptr, "create");
+  need(api.feed != nullptr, "feed");
+  need(api.finish != nullptr, "finish");
+  need(api.destroy != nullptr, "destroy");
+  if (!missing.empty())
+    throw Error(SEATRT_ERR_INVALID_ARG, std::string(kind) + " '" + plugin.name() + "' (" + plugin.path().string() +
+                                            "): its table lacks " + missing +
+                                            (raw && raw->struct_size < sizeof(seatrt_parser_api)
+                                                 ? " (table struct_size " + std::to_string(raw->struct_size) + ")"
+                                                 : ""));
+  return api;
+}
+
+}  // namespace
+
 std::vector<std::filesystem::path> seat_search_paths(const SeatConfig& seat) {
   return seat.plugins.search_paths.empty() ? default_plugin_search_paths()
                                            : seat.plugins.search_paths;
@@ -88,16 +113,14 @@ SeatPlugins load_seat_plugins(const SeatConfig& seat, AbiVersion host_version) {
       KernelProvider{out.kernels->descriptor().kernels, out.kernels->name()},
       out.fallback ? KernelProvider{out.fallback->descriptor().kernels, out.fallback->name()}
                    : KernelProvider{});
-  const bool cross_device =
-      out.fallback && read_table(out.kernels->descriptor().kernels).device_kind !=
-                          read_table(out.fallback->descriptor().kernels).device_kind;
-  if (cross_device) {
-    try {
-      out.dispatch->require();
-    } catch (const Error& e) {
-      throw Error(e.code(), "kernel provider '" + out.kernels->name() + "' (" +
-                                out.kernels->path().string() + "): " + e.what());
-    }
+  // Every required slot must be filled, by the provider or its same-device
+  // fallback: the host calls them unconditionally (a NULL management slot
+  // would crash serve, a missing operation leave it unable to generate).
+  try {
+    out.dispatch->require();
+  } catch (const Error& e) {
+    throw Error(e.code(), "kernel provider '" + out.kernels->name() + "' (" + out.kernels->path().string() +
+                              "): " + e.what());
   }
 
   const auto& m = seat.model;
@@ -105,10 +128,16 @@ SeatPlugins load_seat_plugins(const SeatConfig& seat, AbiVersion host_version) {
     out.architecture = registry.load(m.architecture, SEATRT_KIND_ARCHITECTURE);
   if (m.quantization != "auto" && m.quantization != "none")
     out.quantization = registry.load(m.quantization, SEATRT_KIND_QUANTIZATION);
-  if (!seat.parsers.tool.empty())
+  if (!seat.parsers.tool.empty()) {
     out.tool_parser = registry.load(seat.parsers.tool, SEATRT_KIND_TOOL_PARSER);
-  if (!seat.parsers.reasoning.empty())
+    out.tool_parser_table =
+        checked_parser_table(*out.tool_parser, out.tool_parser->descriptor().tool_parser, "tool parser");
+  }
+  if (!seat.parsers.reasoning.empty()) {
     out.reasoning_parser = registry.load(seat.parsers.reasoning, SEATRT_KIND_REASONING_PARSER);
+    out.reasoning_parser_table = checked_parser_table(
+        *out.reasoning_parser, out.reasoning_parser->descriptor().reasoning_parser, "reasoning parser");
+  }
   return out;
 }
 

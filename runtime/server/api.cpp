@@ -147,6 +147,10 @@ void Api::handle(const HttpRequest& request, ResponseWriter& writer) {
     writer.send(500, "application/json", json_text(ApiError(500, "InternalServerError", e.what()).to_json()));
     status = 500;
     error = e.what();
+  } catch (...) {  // a plugin let a foreign exception cross the ABI
+    error = "a non-standard exception (a plugin broke the ABI's no-exception rule)";
+    writer.send(500, "application/json", json_text(ApiError(500, "InternalServerError", error).to_json()));
+    status = 500;
   }
   --in_flight_;
   metrics_.count_request(endpoint, status);

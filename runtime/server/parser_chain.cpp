@@ -22,18 +22,60 @@ int32_t vocab_is_special(const seatrt_vocab* vocab, int32_t id) {
   return static_cast<const text::Tokenizer*>(vocab->host_state)->is_special(id) ? 1 : 0;
 }
 
-// Collects events into a ParsedDelta.
+// Collects events into a ParsedDelta.  The callbacks never throw (they are
+// called from the plugin's frames): an event the ABI does not allow (NULL
+// text with a length, a call without id or name, an index out of order) is
+// remembered as `problem` and fails the request once the call returns.
 struct Sink {
   ParsedDelta* out = nullptr;
-  static void content(void* u, const char* t, size_t n) { static_cast<Sink*>(u)->out->content.append(t, n); }
-  static void reasoning(void* u, const char* t, size_t n) { static_cast<Sink*>(u)->out->reasoning.append(t, n); }
-  static void tool_call(void* u, int32_t index, const char* id, const char* name, const char* args, size_t n) {
-    auto& calls = static_cast<Sink*>(u)->out->tool_calls;
-    if (!calls.empty() && calls.back().index == index) {
-      calls.back().arguments.append(args, n);
-    } else {
-      calls.push_back({index, id ? id : "", name ? name : "", std::string(args, n)});
+  int32_t calls_seen = 0;  // tool-call indexes so far (0..calls_seen-1)
+  std::string problem;
+
+  void append(std::string& to, const char* t, size_t n, const char* event) noexcept {
+    if (!problem.empty()) return;
+    if (!t && n) {
+      problem = std::string("a ") + event + " event with NULL text of length " + std::to_string(n);
+      return;
     }
+    try {
+      to.append(t ? t : "", n);
+    } catch (...) {
+      problem = std::string("a ") + event + " event that could not be stored";
+    }
+  }
+  static void content(void* u, const char* t, size_t n) noexcept {
+    auto* s = static_cast<Sink*>(u);
+    s->append(s->out->content, t, n, "content");
+  }
+  static void reasoning(void* u, const char* t, size_t n) noexcept {
+    auto* s = static_cast<Sink*>(u);
+    s->append(s->out->reasoning, t, n, "reasoning");
+  }
+  static void tool_call(void* u, int32_t index, const char* id, const char* name, const char* args, size_t n) noexcept {
+    auto* s = static_cast<Sink*>(u);
+    if (!s->problem.empty()) return;
+    if (index < 0 || index > s->calls_seen) {
+      s->problem = "a tool call with index " + std::to_string(index) + " (the next is " +
+                   std::to_string(s->calls_seen) + ")";
+      return;
+    }
+    auto& calls = s->out->tool_calls;
+    if (!calls.empty() && calls.back().index == index) {
+      s->append(calls.back().arguments, args, n, "tool_call");
+      return;
+    }
+    if (index == s->calls_seen && (!id || !*id || !name || !*name)) {
+      s->problem = "tool call " + std::to_string(index) + " without an id or a name";
+      return;
+    }
+    try {
+      calls.push_back({index, id ? id : "", name ? name : "", ""});
+    } catch (...) {
+      s->problem = "a tool_call event that could not be stored";
+      return;
+    }
+    if (index == s->calls_seen) ++s->calls_seen;
+    s->append(calls.back().arguments, args, n, "tool_call");
   }
   seatrt_parser_events events() {
     seatrt_parser_events e{};
@@ -46,21 +88,41 @@ struct Sink {
   }
 };
 
-void check(seatrt_status* status, const char* what) {
+// Runs one call into the parser plugin `name` and turns what went wrong
+// into an exception naming it: its error status (INVALID_ARG: the client's
+// 400), an exception it let cross the ABI, or a problem its events had.
+template <class Call>
+void call_parser(const std::string& name, const char* what, Sink* sink, Call&& call) {
+  seatrt_status* status = nullptr;
+  try {
+    status = call();
+  } catch (...) {
+    throw std::runtime_error("parser '" + name + "' " + what + " threw an exception across the plugin ABI");
+  }
+  if (sink && !sink->problem.empty()) {
+    if (status) host::host_api()->status_free(status);
+    throw std::runtime_error("parser '" + name + "' " + what + " sent " + sink->problem);
+  }
   if (!status) return;
   const auto code = host::host_api()->status_code(status);
   const std::string msg = host::take_status_message(status);
   if (code == SEATRT_ERR_INVALID_ARG) throw bad_request(msg);
-  throw std::runtime_error(std::string("parser ") + what + " failed: " + msg);
+  throw std::runtime_error("parser '" + name + "' " + what + " failed: " + msg);
 }
 
 }  // namespace
 
 struct ParserChain::Instance {
   const seatrt_parser_api* api = nullptr;
+  std::string name;
   seatrt_parser* parser = nullptr;
+  Sink sink;  // its events' tool-call state lasts the request
   ~Instance() {
-    if (parser) api->destroy(parser);
+    if (!parser) return;
+    try {
+      api->destroy(parser);
+    } catch (...) {  // forbidden across the ABI; nothing to do but go on
+    }
   }
 };
 
@@ -86,7 +148,9 @@ ParserChain::ParserChain(const SeatRuntime& seat, const ParserRequestInfo& info)
   auto make = [&](const ParserPlugin& p) {
     auto inst = std::make_unique<Instance>();
     inst->api = p.api;
-    check(p.api->create(p.options_toml.c_str(), &req, &inst->parser), "create");
+    inst->name = p.name;
+    call_parser(p.name, "create", nullptr, [&] { return p.api->create(p.options_toml.c_str(), &req, &inst->parser); });
+    if (!inst->parser) throw std::runtime_error("parser '" + p.name + "' create succeeded but returned no parser");
     return inst;
   };
   if (seat.reasoning_parser.api) reasoning_ = make(seat.reasoning_parser);
@@ -101,38 +165,44 @@ ParsedDelta ParserChain::feed(const std::vector<int32_t>& ids, const std::string
     out.content = text;
     return out;
   }
-  Sink sink{&out};
-  auto events = sink.events();
-  if (!reasoning_) {
-    check(tool_->api->feed(tool_->parser, ids.data(), ids.size(), text.data(), text.size(), &events), "feed");
-    return out;
-  }
-  check(reasoning_->api->feed(reasoning_->parser, ids.data(), ids.size(), text.data(), text.size(), &events), "feed");
-  if (tool_ && !out.content.empty()) {
+  Instance& first = reasoning_ ? *reasoning_ : *tool_;
+  feed_one(first, ids, text, out);
+  if (reasoning_ && tool_ && !out.content.empty()) {
     std::string content;
     content.swap(out.content);
-    check(tool_->api->feed(tool_->parser, ids.data(), ids.size(), content.data(), content.size(), &events), "feed");
+    feed_one(*tool_, ids, content, out);
   }
   return out;
+}
+
+void ParserChain::feed_one(Instance& inst, const std::vector<int32_t>& ids, const std::string& text, ParsedDelta& out) {
+  inst.sink.out = &out;
+  auto events = inst.sink.events();
+  call_parser(inst.name, "feed", &inst.sink, [&] {
+    return inst.api->feed(inst.parser, ids.data(), ids.size(), text.data(), text.size(), &events);
+  });
 }
 
 ParsedDelta ParserChain::finish(int32_t engine_reason, int32_t* client_reason) {
   ParsedDelta out;
   *client_reason = engine_reason;
   if (!reasoning_ && !tool_) return out;
-  Sink sink{&out};
-  auto events = sink.events();
-  if (reasoning_) {
-    check(reasoning_->api->finish(reasoning_->parser, engine_reason, &events, client_reason), "finish");
-  }
+  auto finish_one = [&](Instance& inst) {
+    inst.sink.out = &out;
+    auto events = inst.sink.events();
+    call_parser(inst.name, "finish", &inst.sink,
+                [&] { return inst.api->finish(inst.parser, engine_reason, &events, client_reason); });
+  };
+  if (reasoning_) finish_one(*reasoning_);
   if (tool_) {
-    if (!out.content.empty()) {
+    if (reasoning_ && !out.content.empty()) {
       std::string content;
       content.swap(out.content);
-      check(tool_->api->feed(tool_->parser, nullptr, 0, content.data(), content.size(), &events), "feed");
+      feed_one(*tool_, {}, content, out);
     }
-    check(tool_->api->finish(tool_->parser, engine_reason, &events, client_reason), "finish");
+    finish_one(*tool_);
   }
+  if (*client_reason < SEATRT_FINISH_STOP || *client_reason > SEATRT_FINISH_ERROR) *client_reason = engine_reason;
   return out;
 }
 
@@ -143,7 +213,8 @@ std::vector<uint32_t> ParserChain::allowed_mask() {
     if (!inst || !inst->api->allowed_tokens) continue;
     std::vector<uint32_t> mask(words, 0);
     int32_t constrained = 0;
-    check(inst->api->allowed_tokens(inst->parser, mask.data(), words, &constrained), "allowed_tokens");
+    call_parser(inst->name, "allowed_tokens", nullptr,
+                [&] { return inst->api->allowed_tokens(inst->parser, mask.data(), words, &constrained); });
     if (!constrained) continue;
     if (combined.empty()) {
       combined = std::move(mask);

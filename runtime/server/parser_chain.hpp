@@ -53,6 +53,7 @@ class ParserChain {
 
  private:
   struct Instance;
+  void feed_one(Instance& inst, const std::vector<int32_t>& ids, const std::string& text, ParsedDelta& out);
   const SeatRuntime& seat_;
   std::unique_ptr<Instance> reasoning_;
   std::unique_ptr<Instance> tool_;

@@ -204,11 +204,17 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
   rt.max_model_len = max_model_len;
   rt.default_chat_template_kwargs = seat.parsers.chat_template_kwargs;
   rt.exclude_tools_when_tool_choice_none = seat.parsers.exclude_tools_when_tool_choice_none;
-  if (parts.plugins.tool_parser)
-    rt.tool_parser = {parts.plugins.tool_parser->descriptor().tool_parser, seat.parsers.tool_options_toml};
-  if (parts.plugins.reasoning_parser)
-    rt.reasoning_parser = {parts.plugins.reasoning_parser->descriptor().reasoning_parser,
-                           seat.parsers.reasoning_options_toml};
+  // The checked copies (seat_plugins.hpp), which live as long as the seat;
+  // one table serving both kinds stays one (ParserChain then makes one
+  // instance per request).
+  const auto& pl = parts.plugins;
+  const bool one_table = pl.tool_parser && pl.reasoning_parser &&
+                         pl.tool_parser->descriptor().tool_parser == pl.reasoning_parser->descriptor().reasoning_parser;
+  if (pl.reasoning_parser)
+    rt.reasoning_parser = {&pl.reasoning_parser_table, seat.parsers.reasoning_options_toml, pl.reasoning_parser->name()};
+  if (pl.tool_parser)
+    rt.tool_parser = {one_table ? &pl.reasoning_parser_table : &pl.tool_parser_table, seat.parsers.tool_options_toml,
+                      pl.tool_parser->name()};
   if (seat.server.api_key_env) {
     const char* key = std::getenv(seat.server.api_key_env->c_str());
     if (!key || !*key)

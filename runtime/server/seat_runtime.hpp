@@ -23,6 +23,7 @@ namespace seatrt::server {
 struct ParserPlugin {
   const seatrt_parser_api* api = nullptr;
   std::string options_toml;
+  std::string name;  // the plugin's, for error messages
 };
 
 // Renders the chat prompt: messages, tools (null when left out), the

@@ -48,6 +48,12 @@ with tempdir() as d:
     # initialize() throws: reported, no crash.
     f = write_seat(d, "initthrow.toml", seat_text(tool="test-init-throws", search_paths=paths))
     expect_error("init throws", f, "test-init-throws", "threw an exception")
+    # Tables with slots the host calls unconditionally left NULL: refused at
+    # load (serve used to crash on the first request), naming the slots.
+    f = write_seat(d, "nofeed.toml", seat_text(tool="test-parser-no-feed", search_paths=paths))
+    expect_error("parser without feed", f, "test-parser-no-feed", "libtest_parser_no_feed.so", "lacks feed")
+    f = write_seat(d, "noalloc.toml", seat_text(provider="test-kernels-no-alloc", search_paths=paths))
+    expect_error("provider without alloc", f, "test-kernels-no-alloc", "alloc", "copy")
     # A different kind than asked, naming what it provides.
     f = write_seat(d, "kind.toml", seat_text(provider="example-call", search_paths=paths))
     expect_error("wrong kind", f, "'example-call'", "provides tool parser, not a kernel provider")

@@ -132,7 +132,8 @@ class Seat:
     def __init__(self, nan=False, max_num_seqs=8, kv_multiple=None, kv_bytes=None, max_model_len=512,
                  max_queue=256, drain_timeout_s=30.0, max_num_batched_tokens=256, block_size=16,
                  request_timeout_s=600.0,
-                 served=("scripted", "scripted-alias"), server_extra=""):
+                 served=("scripted", "scripted-alias"), server_extra="", tool_parser="gemma4",
+                 reasoning_parser="gemma4"):
         self.tmp = tempfile.TemporaryDirectory(prefix="seatrt-server-test-")
         self.port = free_port()
         self.base_url = "http://127.0.0.1:%d" % self.port
@@ -173,8 +174,8 @@ max_num_seqs = {max_num_seqs}
 max_num_batched_tokens = {max_num_batched_tokens}
 
 [parsers]
-tool = "gemma4"
-reasoning = "gemma4"
+tool = "{tool_parser}"
+reasoning = "{reasoning_parser}"
 exclude_tools_when_tool_choice_none = true
 
 [parsers.chat_template_kwargs]

@@ -3,6 +3,7 @@
 // output): concurrent sequences under preemption produce exactly what each
 // produces alone; cancellation frees blocks; non-finite logits fail the
 // request with a clear error and are counted.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -232,9 +233,13 @@ class BatchRefusingSampler : public GatedEchoModel {
  public:
   using GatedEchoModel::GatedEchoModel;
   bool sample(std::span<const SampleInput> rows, std::vector<SampleResult>&) override {
-    for (size_t i = 0; i < rows.size(); ++i)
+    for (size_t i = 0; i < rows.size(); ++i) {
       if (!(rows[i].params->repetition_penalty > 0.0f) || !(rows[i].params->top_p > 0.0f))
         throw std::runtime_error("sample: rows[" + std::to_string(i) + "] is invalid");
+      const auto& m = rows[i].allowed_mask;
+      if (!m.empty() && std::all_of(m.begin(), m.end(), [](uint32_t w) { return w == 0; }))
+        throw std::runtime_error("sample: rows[" + std::to_string(i) + "].allowed_mask allows no token");
+    }
     return false;  // the host sampler draws
   }
 };
@@ -258,6 +263,32 @@ TEST_CASE("a row with sampling parameters the provider refuses fails alone, not 
   const FinishInfo info = promise->get_future().get();
   CHECK(info.reason == FinishReason::error);
   CHECK_THAT(info.error, Catch::Contains("invalid sampling parameters") && Catch::Contains("repetition_penalty"));
+  for (auto* f : {&good_a, &good_b}) {
+    const Outcome o = f->get();
+    INFO(o.info.error);
+    CHECK(o.info.reason == FinishReason::length);
+    CHECK(o.tokens.size() == 6);
+  }
+}
+
+TEST_CASE("a row whose output constraint allows no token fails alone, not its batch") {
+  std::promise<void> open;
+  Engine engine({{4, 64, 64}, 64}, plan_with(40),
+                std::make_unique<BatchRefusingSampler>(160, 4, open.get_future().share()));
+  std::future<Outcome> good_a, good_b;
+  REQUIRE(submit(engine, prompt_for(1), 1, 6, good_a) == SubmitStatus::accepted);
+  auto promise = std::make_shared<std::promise<FinishInfo>>();
+  GenerationRequest r;
+  r.prompt = prompt_for(2);
+  r.max_new_tokens = 6;
+  r.allowed_mask = [] { return std::vector<uint32_t>(4, 0u); };  // a parser that allows nothing (a bug)
+  r.on_finish = [promise](const FinishInfo& info) { promise->set_value(info); };
+  REQUIRE(engine.submit(std::move(r), nullptr) == SubmitStatus::accepted);
+  REQUIRE(submit(engine, prompt_for(3), 3, 6, good_b) == SubmitStatus::accepted);
+  open.set_value();  // all three are in the first step's batch
+  const FinishInfo info = promise->get_future().get();
+  CHECK(info.reason == FinishReason::error);
+  CHECK_THAT(info.error, Catch::Contains("no token is allowed by the output constraint"));
   for (auto* f : {&good_a, &good_b}) {
     const Outcome o = f->get();
     INFO(o.info.error);

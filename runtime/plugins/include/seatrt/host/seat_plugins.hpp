@@ -21,6 +21,7 @@
 #include "seatrt/host/kernel_dispatch.hpp"
 #include "seatrt/host/plugin_registry.hpp"
 #include "seatrt/host/seat_config.hpp"
+#include "seatrt/parser.h"
 
 namespace seatrt::host {
 
@@ -46,6 +47,11 @@ struct SeatPlugins {
   std::shared_ptr<LoadedPlugin> quantization;      // null: "auto" or "none"
   std::shared_ptr<LoadedPlugin> tool_parser;       // null: none
   std::shared_ptr<LoadedPlugin> reasoning_parser;  // null: none
+  // The parsers' tables as far as their struct_size reaches (slots beyond
+  // it read as NULL), checked to have create, feed, finish and destroy;
+  // what the host calls.  Zeroed when there is no such parser.
+  seatrt_parser_api tool_parser_table{};
+  seatrt_parser_api reasoning_parser_table{};
 };
 
 // Loads every plugin `seat` names.  Throws Error (one line naming the

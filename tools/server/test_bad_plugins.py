@@ -1,0 +1,64 @@
+"""A parser plugin that breaks the ABI fails only the request it was
+serving, with an error naming the plugin, and the server goes on (found by a
+plugin-robustness sweep: the server used to die, or to fail every request
+in the same batch).  The parser is tests/server/plugins/misbehaving_parser.cpp;
+the prompt picks its fault.  Run: python3 test_bad_plugins.py
+(SEATRT_BUILD_DIR names the build tree)."""
+
+import threading
+import unittest
+
+from seat_harness import Seat
+
+
+class BadPluginTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.seat = Seat(tool_parser="test-misbehaving-parser", reasoning_parser="").start()
+
+    @classmethod
+    def tearDownClass(cls):
+        code = cls.seat.stop()
+        cls.seat.log.close()
+        assert code == 0, "seatrt serve exited %s after SIGTERM" % code
+
+    def chat(self, text, max_tokens=8):
+        return self.seat.post("/v1/chat/completions", {"model": "scripted", "max_tokens": max_tokens,
+                                                       "messages": [{"role": "user", "content": text}]})
+
+    def assert_fine(self):
+        self.assertIsNone(self.seat.proc.poll(), self.seat.read_log())
+        status, text, _ = self.chat("Please HELLO_PROSE now", max_tokens=40)
+        self.assertEqual(status, 200, text)
+        self.assertIn("Hello there", text)
+
+    def test_each_fault_fails_its_request_naming_the_parser(self):
+        for fault, words in (("MB_THROW", "threw an exception across the plugin ABI"),
+                             ("MB_NULL_TEXT", "content event with NULL text"),
+                             ("MB_NO_PARSER", "returned no parser"),
+                             ("MB_BAD_CALL", "tool call with index 7"),
+                             ("MB_EMPTY_MASK", "no token is allowed by the output constraint")):
+            status, text, _ = self.chat("please %s now" % fault)
+            self.assertEqual(status, 500, (fault, text))
+            self.assertIn(words, text, fault)
+            if fault != "MB_EMPTY_MASK":  # the engine's own message there
+                self.assertIn("test-misbehaving-parser", text, fault)
+            self.assert_fine()
+
+    def test_an_empty_mask_fails_its_row_not_its_batch(self):
+        # A long normal stream runs while the broken request shares its steps.
+        result = {}
+
+        def normal():
+            result["normal"] = self.chat("ramble on", max_tokens=200)
+
+        t = threading.Thread(target=normal)
+        t.start()
+        status, text, _ = self.chat("please MB_EMPTY_MASK now")
+        t.join(60)
+        self.assertEqual(status, 500, text)
+        self.assertEqual(result["normal"][0], 200, result["normal"][1])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
