@@ -1,6 +1,7 @@
 // Opening a plugin library and checking its descriptor (see abi.h for the
 // versioning rule this enforces).
 #include <dlfcn.h>
+#include <link.h>
 
 #include <cstddef>
 #include <string>
@@ -46,6 +47,18 @@ OpenedLibrary open_plugin_library(const std::filesystem::path& path, AbiVersion 
                                             " is not a seatrt plugin: it lacks the entry symbol " +
                                             SEATRT_PLUGIN_ENTRY_SYMBOL);
 
+  // The entry symbol must be a function: calling a data object of that name
+  // would crash the host.
+  if (void* address = dlsym(opened.library.native(), SEATRT_PLUGIN_ENTRY_SYMBOL)) {
+    Dl_info info{};
+    void* extra = nullptr;  // dladdr1 writes a const ElfW(Sym)* here
+    const int found = dladdr1(address, &info, &extra, RTLD_DL_SYMENT);
+    const auto* symbol = static_cast<const ElfW(Sym)*>(extra);
+    if (found && symbol &&
+        ELF64_ST_TYPE(symbol->st_info) != STT_FUNC && ELF64_ST_TYPE(symbol->st_info) != STT_GNU_IFUNC)
+      throw Error(SEATRT_ERR_INVALID_ARG, "plugin file " + quoted(path) + ": its " + SEATRT_PLUGIN_ENTRY_SYMBOL +
+                                              " is not a function");
+  }
   auto* entry = opened.library.get<const seatrt_plugin*(const seatrt_host_api*)>(
       SEATRT_PLUGIN_ENTRY_SYMBOL);
   const seatrt_plugin* raw = nullptr;

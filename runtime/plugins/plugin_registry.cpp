@@ -27,6 +27,23 @@ std::map<std::string, std::weak_ptr<LoadedPlugin>>& loaded_libraries() {
   return loaded;
 }
 
+// Why a library threw while being opened, by canonical path: such a
+// library stays half-loaded in the process (its initialisers will not run
+// again), so a later open must report the first reason, not a new one.
+std::mutex g_open_failures_mutex;
+std::map<std::string, std::string> g_open_failures;
+
+std::string known_open_failure(const fs::path& path) {
+  std::lock_guard lock(g_open_failures_mutex);
+  const auto it = g_open_failures.find(path.string());
+  return it == g_open_failures.end() ? std::string() : it->second;
+}
+
+void remember_open_failure(const fs::path& path, const std::string& why) {
+  std::lock_guard lock(g_open_failures_mutex);
+  g_open_failures.emplace(path.string(), why);
+}
+
 bool is_inside(const fs::path& file, const fs::path& dir) {
   auto f = file.begin();
   for (auto d = dir.begin(); d != dir.end(); ++d, ++f) {
@@ -86,6 +103,8 @@ std::vector<PluginCandidate> PluginRegistry::scan() const {
       } else if (!is_inside(c.path, dir)) {
         c.error = quoted(file) + " resolves to " + quoted(c.path) +
                   ", outside the plugin search paths: refused";
+      } else if (const std::string known = known_open_failure(c.path); !known.empty()) {
+        c.error = known;
       } else {
         try {
           auto opened = detail::open_plugin_library(c.path, host_version_);
@@ -98,6 +117,12 @@ std::vector<PluginCandidate> PluginRegistry::scan() const {
           c.abi_minor = d.abi_minor;
         } catch (const Error& e) {
           c.error = e.what();
+        } catch (const std::exception& e) {  // e.g. a static initialiser of the library threw
+          c.error = "cannot open " + quoted(c.path) + ": " + e.what();
+          remember_open_failure(c.path, c.error);
+        } catch (...) {
+          c.error = "cannot open " + quoted(c.path) + ": it threw a non-standard exception while loading";
+          remember_open_failure(c.path, c.error);
         }
       }
       found.push_back(std::move(c));
@@ -132,14 +157,32 @@ fs::path PluginRegistry::resolve_path(const std::string& path) const {
 fs::path PluginRegistry::resolve_name(const std::string& name, seatrt_plugin_kind kind) const {
   const auto candidates = scan();
   const PluginCandidate* other_kind = nullptr;
+  const PluginCandidate* match = nullptr;
   std::vector<std::string> names_of_kind;
+  std::string unreadable;  // libraries that could not be read, with why
   for (const auto& c : candidates) {
-    if (!c.error.empty()) continue;
+    if (!c.error.empty()) {
+      unreadable += (unreadable.empty() ? "" : "; ") + c.error;
+      continue;
+    }
     if (c.kinds & static_cast<uint32_t>(kind)) names_of_kind.push_back(c.name);
     if (c.name != name) continue;
-    if (c.kinds & static_cast<uint32_t>(kind)) return c.path;
-    if (!other_kind) other_kind = &c;
+    if (!(c.kinds & static_cast<uint32_t>(kind))) {
+      if (!other_kind) other_kind = &c;
+      continue;
+    }
+    // A name is unique per kind (abi.h): two libraries claiming it make the
+    // choice a matter of search order, so neither is taken.
+    if (match && match->path != c.path)
+      throw Error(SEATRT_ERR_INVALID_ARG, "two " + std::string(kind_name(kind)) + " plugins are named '" + name +
+                                              "': " + quoted(match->path) + " and " + quoted(c.path) +
+                                              "; remove one, or name the file in the seat");
+    match = &c;
   }
+  if (match) return match->path;
+  // What could not be read may be the plugin asked for (a missing
+  // dependency, a throwing initialiser): say so.
+  const std::string also = unreadable.empty() ? "" : " (libraries that could not be read: " + unreadable + ")";
   // Names are unique per kind, not globally (the architecture and the
   // parsers for Gemma-4 are both "gemma4"): say that none of this kind was
   // found before naming the namesake of another kind.
@@ -148,7 +191,7 @@ fs::path PluginRegistry::resolve_name(const std::string& name, seatrt_plugin_kin
                                             "' in the plugin search paths (" + join_paths(search_paths_) +
                                             "); plugin '" + name + "' (" + other_kind->path.string() +
                                             ") provides " + kinds_to_string(other_kind->kinds) +
-                                            ", not " + a_kind(kind));
+                                            ", not " + a_kind(kind) + also);
   std::string message = "no " + std::string(kind_name(kind)) + " plugin named '" + name +
                         "' in the plugin search paths (" + join_paths(search_paths_) + ")";
   const std::string suggestion = closest_match(name, names_of_kind);
@@ -158,7 +201,7 @@ fs::path PluginRegistry::resolve_name(const std::string& name, seatrt_plugin_kin
     for (const auto& n : names_of_kind) all += (all.empty() ? "" : ", ") + n;
     message += "; available: " + all;
   }
-  throw Error(SEATRT_ERR_NOT_FOUND, message);
+  throw Error(SEATRT_ERR_NOT_FOUND, message + also);
 }
 
 std::shared_ptr<LoadedPlugin> PluginRegistry::load_file(const fs::path& path) {
@@ -168,7 +211,19 @@ std::shared_ptr<LoadedPlugin> PluginRegistry::load_file(const fs::path& path) {
   if (auto it = loaded.find(canonical.string()); it != loaded.end()) {
     if (auto alive = it->second.lock()) return alive;
   }
-  auto opened = detail::open_plugin_library(canonical, host_version_);
+  if (const std::string known = known_open_failure(canonical); !known.empty()) throw Error(SEATRT_ERR_INVALID_ARG, known);
+  detail::OpenedLibrary opened;
+  try {
+    opened = detail::open_plugin_library(canonical, host_version_);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {  // a static initialiser threw
+    remember_open_failure(canonical, "cannot open " + quoted(canonical) + ": " + e.what());
+    throw Error(SEATRT_ERR_INVALID_ARG, known_open_failure(canonical));
+  } catch (...) {
+    remember_open_failure(canonical, "cannot open " + quoted(canonical) + ": it threw a non-standard exception while loading");
+    throw Error(SEATRT_ERR_INVALID_ARG, known_open_failure(canonical));
+  }
   const seatrt_plugin& d = opened.descriptor;
   const std::string who = "plugin '" + std::string(d.name) + "' (" + canonical.string() + ")";
   if (d.initialize == nullptr)

@@ -3,6 +3,7 @@
 exit (never a crash, i.e. never a signal), exactly one line on stderr, and
 that line names the file, key or plugin at fault."""
 import os
+import shutil
 
 from cli_util import (ABI, EXAMPLES, PLUGINS, TEMPLATE, TEST_PLUGINS, TOKENIZER, check, finish, seat_text, seatrt,
                       tempdir, write_seat)
@@ -39,6 +40,9 @@ with tempdir() as d:
     # Lacks the entry symbol.
     f = write_seat(d, "noentry.toml", seat_text(tool="libbroken_no_entry.so", search_paths=paths))
     expect_error("no entry symbol", f, "libbroken_no_entry.so", "lacks the entry symbol seatrt_plugin_init")
+    # The entry symbol is a data object: refused, not called.
+    f = write_seat(d, "dataentry.toml", seat_text(tool="libbroken_entry_is_data.so", search_paths=paths))
+    expect_error("entry symbol not a function", f, "libbroken_entry_is_data.so", "is not a function")
     # Another ABI major, naming both versions.
     f = write_seat(d, "major.toml", seat_text(tool="libtest_other_major.so", search_paths=paths))
     expect_error("other ABI major", f, "libtest_other_major.so", "ABI 2.0", ABI)
@@ -54,6 +58,24 @@ with tempdir() as d:
     expect_error("parser without feed", f, "test-parser-no-feed", "libtest_parser_no_feed.so", "lacks feed")
     f = write_seat(d, "noalloc.toml", seat_text(provider="test-kernels-no-alloc", search_paths=paths))
     expect_error("provider without alloc", f, "test-kernels-no-alloc", "alloc", "copy")
+    # A library whose static initialiser throws, in a search path: seats
+    # that do not use it still load; a name it might have held is reported
+    # as not found with that library's reason.
+    broken_dir = os.environ["SEATRT_BROKEN_INIT_DIR"]
+    f = write_seat(d, "bystander.toml", seat_text(search_paths=[broken_dir] + paths))
+    rc, out, err = seatrt("check", f)
+    check(rc == 0, f"a seat beside a library that throws while loading: rc {rc}, {err!r}")
+    f = write_seat(d, "unreadable.toml", seat_text(tool="my-parser", search_paths=[broken_dir] + paths))
+    expect_error("unreadable library", f, "no tool parser plugin named 'my-parser'", "libbroken_static_init.so",
+                 "global constructor")
+    # Two libraries giving the same name for one kind: neither is taken by
+    # search order; both files are named.
+    clone_dir = os.path.join(d, "clone")
+    os.mkdir(clone_dir)
+    shutil.copy(os.path.join(TEST_PLUGINS, "libtest_shout.so"), os.path.join(clone_dir, "libshout_copy.so"))
+    f = write_seat(d, "twice.toml", seat_text(tool="test-shout", search_paths=[clone_dir] + paths))
+    expect_error("same name twice", f, "two tool parser plugins are named 'test-shout'", "libshout_copy.so",
+                 "libtest_shout.so")
     # A different kind than asked, naming what it provides.
     f = write_seat(d, "kind.toml", seat_text(provider="example-call", search_paths=paths))
     expect_error("wrong kind", f, "'example-call'", "provides tool parser, not a kernel provider")
