@@ -94,6 +94,7 @@ void check(const SeatConfig& seat, std::ostream& out) {
   report_model(seat, plugins, out);
   server::check_seat_kv(seat, plugins, out);
   server::check_seat_text(seat, out);
+  server::check_seat_server(seat);
   out << "ok: seat '" << seat.seat.name << "' checks out\n";
 }
 

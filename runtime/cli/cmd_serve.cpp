@@ -19,13 +19,17 @@ int run_serve(std::span<const std::string> args) {
     const host::SeatConfig seat = host::load_seat_with_logging(options);
     // Before any thread starts, so the signals reach serve()'s sigwait.
     server::block_termination_signals();
+    server::check_seat_server(seat);
+    auto http = server::listen_for(seat);  // a port in use is known before the model loads
     auto loaded = server::LoadedSeat::load(seat);
-    return server::serve(loaded->runtime());
+    return server::serve(loaded->runtime(), *http);
   } catch (const host::UsageError& e) {
     std::fprintf(stderr, "seatrt serve: %s\nusage: seatrt serve SEAT.toml [--log-format text|json]\n", e.what());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "seatrt serve: error: %s\n", e.what());
+    // In a JSON log the fatal line is a JSON object too (log shippers).
+    if (host::log_format() == host::LogFormat::json) host::logger()->critical("seatrt serve: error: {}", e.what());
+    else std::fprintf(stderr, "seatrt serve: error: %s\n", e.what());
     return 1;
   }
 }

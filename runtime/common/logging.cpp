@@ -1,6 +1,7 @@
 // The process logger.  Text lines use spdlog's pattern; JSON lines use a
 // formatter of our own, because a pattern cannot escape the message (a
 // quote or newline in a message would break the line for a log collector).
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -49,6 +50,7 @@ class JsonLineFormatter final : public spdlog::formatter {
 };
 
 std::mutex g_mutex;
+std::atomic<LogFormat> g_format{LogFormat::text};
 std::shared_ptr<spdlog::logger> g_logger;
 
 std::shared_ptr<spdlog::logger> make_logger() {
@@ -79,10 +81,13 @@ void configure_logging(LogFormat format, std::string_view level) {
     throw Error(SEATRT_ERR_INVALID_ARG, "unknown log level '" + std::string(level) +
                                             "' (expected debug, info, warn, error or off)");
   auto lg = logger();
+  g_format = format;
   if (format == LogFormat::json) lg->set_formatter(std::make_unique<JsonLineFormatter>());
   else lg->set_pattern(kTextPattern);
   lg->set_level(parsed);
 }
+
+LogFormat log_format() { return g_format; }
 
 std::shared_ptr<spdlog::logger> logger() {
   std::lock_guard lock(g_mutex);

@@ -18,6 +18,8 @@
 #include <boost/beast/http.hpp>
 
 #include "access_log.hpp"
+#include "api_error.hpp"
+#include "json_text.hpp"
 #include "seatrt/host/logging.hpp"
 #include "timed_socket.hpp"
 
@@ -37,8 +39,9 @@ net::io_context& io() {
 }
 
 // The body of an error the transport answers itself (the API's error shape).
-std::string transport_error(const std::string& message) {
-  return "{\"error\":{\"message\":\"" + message + "\",\"type\":\"invalid_request_error\",\"code\":null}}";
+std::string transport_error(int status, const std::string& message) {
+  const char* type = status == 503 ? "ServiceUnavailableError" : "BadRequestError";
+  return json_text(ApiError(status, type, message).to_json());
 }
 
 // The current time as HTTP writes it (RFC 9110 5.6.7, IMF-fixdate).
@@ -165,7 +168,8 @@ std::string read_error_message(int status) {
 // An answer written before the handler runs (a closing one).
 void answer_and_close(TimedSocket& stream, int status, const std::string& message) {
   BeastWriter writer(stream, /*keep_alive=*/false, 11);
-  writer.send(status, "application/json", transport_error(message), {});
+  writer.send(status, "application/json", transport_error(status, message),
+              status == 503 ? ResponseWriter::Headers{{"Retry-After", "1"}} : ResponseWriter::Headers{});
 }
 
 // The path of a request target: origin-form "/p?q", or absolute-form

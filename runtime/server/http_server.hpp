@@ -37,6 +37,9 @@ class HttpServer {
   ~HttpServer();
 
   int port() const { return port_; }
+  // Sets the handler (before run(); a server bound early gets it once the
+  // seat has loaded).
+  void set_handler(Handler handler) { handler_ = std::move(handler); }
   // Accepts connections until shutdown() is called; returns then.
   void run();
   // Stops accepting; closes idle keep-alive connections.  Requests in

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <boost/asio/ip/address.hpp>
+
 #include "engine/abi_model_runner.hpp"
 #include "engine/memory_plan.hpp"
 #include "engine/workspace_reserve.hpp"
@@ -86,6 +88,20 @@ void check_seat_text(const host::SeatConfig& seat, std::ostream& out) {
   }
   (void)text::ChatTemplate::from_files(files.chat_template.string(), files.tokenizer_config);
   out << "chat template: " << files.chat_template.string() << "\n";
+}
+
+std::optional<std::string> check_seat_server(const host::SeatConfig& seat) {
+  boost::system::error_code ec;
+  boost::asio::ip::make_address(seat.server.host, ec);
+  if (ec)
+    throw std::runtime_error(seat.file.string() + ": [server] host '" + seat.server.host +
+                             "' is not an IP address (e.g. 127.0.0.1, 0.0.0.0 or ::1)");
+  if (!seat.server.api_key_env) return std::nullopt;
+  const char* key = std::getenv(seat.server.api_key_env->c_str());
+  if (!key || !*key)
+    throw std::runtime_error(seat.file.string() + ": [server] api_key_env names $" + *seat.server.api_key_env +
+                             ", which is not set (or empty) in the environment");
+  return std::string(key);
 }
 
 std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
@@ -215,13 +231,7 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
   if (pl.tool_parser)
     rt.tool_parser = {one_table ? &pl.reasoning_parser_table : &pl.tool_parser_table, seat.parsers.tool_options_toml,
                       pl.tool_parser->name()};
-  if (seat.server.api_key_env) {
-    const char* key = std::getenv(seat.server.api_key_env->c_str());
-    if (!key || !*key)
-      throw std::runtime_error(seat.file.string() + ": [server] api_key_env names $" + *seat.server.api_key_env +
-                               ", which is not set (or empty) in the environment");
-    rt.api_key = key;
-  }
+  if (auto key = check_seat_server(seat)) rt.api_key = *key;
   rt.host = seat.server.host;
   rt.port = seat.server.port;
   rt.drain_timeout_s = seat.server.drain_timeout_s;

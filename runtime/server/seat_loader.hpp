@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -29,6 +30,11 @@ SeatTextFiles seat_text_files(const host::SeatConfig& seat);
 // Reads and parses the seat's tokenizer and chat template (as load() does),
 // for `seatrt check`; writes one line for each.  Throws naming the file.
 void check_seat_text(const host::SeatConfig& seat, std::ostream& out);
+
+// What serve needs of [server] besides the config's own checks: host an IP
+// address, api_key_env set in the environment.  Throws std::runtime_error
+// naming the key (check and serve alike).  Returns the API key, or nullopt.
+std::optional<std::string> check_seat_server(const host::SeatConfig& seat);
 
 class LoadedSeat {
  public:

@@ -32,11 +32,16 @@ void block_termination_signals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-int serve(SeatRuntime& seat) {
+std::unique_ptr<HttpServer> listen_for(const host::SeatConfig& seat) {
+  const auto& s = seat.server;
+  return std::make_unique<HttpServer>(s.host, s.port, HttpServer::Handler{},
+                                      HttpServer::Limits{s.max_connections, s.idle_timeout_s});
+}
+
+int serve(SeatRuntime& seat, HttpServer& http) {
   block_termination_signals();
   Api api(seat);
-  HttpServer http(seat.host, seat.port, [&api](const HttpRequest& r, ResponseWriter& w) { api.handle(r, w); },
-                  HttpServer::Limits{seat.max_connections, seat.idle_timeout_s});
+  http.set_handler([&api](const HttpRequest& r, ResponseWriter& w) { api.handle(r, w); });
   host::logger()->info("listening on http://{}:{} (served names: {})", seat.host, http.port(),
                fmt::join(seat.served_names, ", "));
   std::fflush(stdout);

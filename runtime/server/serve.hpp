@@ -3,7 +3,11 @@
 // flight finish within drain_timeout_s, exit status 0.
 #pragma once
 
+#include <memory>
+
+#include "http_server.hpp"
 #include "seat_runtime.hpp"
+#include "seatrt/host/seat_config.hpp"
 
 namespace seatrt::server {
 
@@ -12,7 +16,13 @@ namespace seatrt::server {
 // first thing, before the engine starts its thread.
 void block_termination_signals();
 
-// Serves until a termination signal; returns the process exit status.
-int serve(SeatRuntime& seat);
+// Binds the seat's address before anything slow (the model load), so a
+// port in use or a bad host is known at once; nothing is accepted until
+// serve() runs.  Throws std::runtime_error naming the address.
+std::unique_ptr<HttpServer> listen_for(const host::SeatConfig& seat);
+
+// Serves on `http` (from listen_for) until a termination signal; returns
+// the process exit status.
+int serve(SeatRuntime& seat, HttpServer& http);
 
 }  // namespace seatrt::server

@@ -2,8 +2,10 @@
 """Every bad input of issue 2 through the real `seatrt check`: a non-zero
 exit (never a crash, i.e. never a signal), exactly one line on stderr, and
 that line names the file, key or plugin at fault."""
+import json
 import os
 import shutil
+import socket
 
 from cli_util import (ABI, EXAMPLES, PLUGINS, TEMPLATE, TEST_PLUGINS, TOKENIZER, check, finish, seat_text, seatrt,
                       tempdir, write_seat)
@@ -121,6 +123,24 @@ with tempdir() as d:
         fb.write(b"\xff\xfe{{ bos_token }}")
     f = write_seat(d, "latin.toml", seat_text().replace(TEMPLATE, latin))
     expect_error("template not UTF-8", f, "latin1.jinja", "not valid UTF-8")
+
+    # What serve refuses in [server], check refuses too.
+    f = write_seat(d, "host.toml", seat_text(extra='[server]\nhost = "localhost"\n'))
+    expect_error("host not an IP", f, "host.toml", "[server] host 'localhost' is not an IP address")
+    f = write_seat(d, "key.toml", seat_text(extra='[server]\napi_key_env = "SEATRT_TEST_UNSET_KEY_VAR"\n'))
+    expect_error("api key variable unset", f, "key.toml", "$SEATRT_TEST_UNSET_KEY_VAR")
+    # A port in use is found before the model loads, and with a JSON log the
+    # fatal line is JSON too.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        f = write_seat(d, "busy.toml", seat_text(extra=f'[server]\nport = {port}\n'))
+        rc, out, err = seatrt("serve", f, "--log-format", "json")
+        lines = [json.loads(line) for line in err.splitlines() if line.strip()]
+        check(rc == 1, f"serve on a port in use: rc {rc}, {err!r}")
+        check("cannot listen on 127.0.0.1:%d" % port in lines[-1].get("msg", ""), f"last line: {lines[-1]!r}")
+        check(not any("KV pool" in line.get("msg", "") for line in lines), f"the model loaded first: {err!r}")
 
     # Usage errors exit 2 with the usage text.
     rc, _, err = seatrt("check")

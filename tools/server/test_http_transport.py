@@ -60,7 +60,11 @@ class HttpTransportTest(unittest.TestCase):
     def assert_error(self, response, status, contains):
         self.assertEqual(status_of(response), status, response[:200])
         body = response.split(b"\r\n\r\n", 1)[1]
-        self.assertIn(contains, json.loads(body)["error"]["message"])
+        error = json.loads(body)["error"]
+        self.assertIn(contains, error["message"])
+        # One error shape for the transport's answers and the API's.
+        self.assertEqual(sorted(error), ["code", "message", "param", "type"])
+        self.assertEqual(error["code"], status)
 
     def test_unreadable_requests_get_a_status_before_the_close(self):
         port = self.seat.port
@@ -118,6 +122,7 @@ class HttpTransportTest(unittest.TestCase):
             time.sleep(0.2)  # accepted and counted
             refused = exchange(self.seat.port, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n", wait=2.0)
             self.assert_error(refused, 503, "too many open connections")
+            self.assertIn(b"\r\nRetry-After: 1\r\n", refused)
             # An open connection still gets its answer.
             idle[0].sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             idle[0].settimeout(5)

@@ -2,7 +2,7 @@
 // destroy: the device-management slots (alloc, copy, ...) are the
 // provider's own (a fallback cannot lend them), so the host must refuse the
 // seat when it loads, naming them, not crash in serve.
-#include "seatrt/cpp/plugin.hpp"
+#include "../../support/test_plugin.hpp"
 #include "seatrt/kernels.h"
 
 namespace {
@@ -12,10 +12,6 @@ seatrt_status* create(const char*, int32_t, seatrt_kernel_context** out) {
   return nullptr;
 }
 void destroy(seatrt_kernel_context*) {}
-
-seatrt_status* initialize(const seatrt_host_api* host) {
-  return seatrt::sdk::guard([&] { seatrt::sdk::set_host(host); });
-}
 
 seatrt_kernel_api make_table() {
   seatrt_kernel_api t{};
@@ -27,14 +23,8 @@ seatrt_kernel_api make_table() {
 }
 const seatrt_kernel_api kTable = make_table();
 
-seatrt_plugin make_descriptor() {
-  seatrt_plugin p = seatrt::sdk::describe(SEATRT_KIND_KERNELS, "test-kernels-no-alloc", "0.1.0",
-                                          "test: a kernel table with no device-management slots");
-  p.initialize = initialize;
-  p.kernels = &kTable;
-  return p;
-}
-const seatrt_plugin kDescriptor = make_descriptor();
+const seatrt_plugin kDescriptor = seatrt::test::kernels_plugin(
+    "test-kernels-no-alloc", "test: a kernel table with no device-management slots", &kTable);
 
 }  // namespace
 

@@ -1,7 +1,7 @@
 // A tool parser ("test-parser-no-feed") whose table lacks feed(): the host
 // must refuse it when the seat loads (check and serve alike), naming the
 // plugin, its file and the slot, not crash on the first request.
-#include "seatrt/cpp/plugin.hpp"
+#include "../../support/test_plugin.hpp"
 
 namespace {
 
@@ -15,10 +15,6 @@ seatrt_status* finish(seatrt_parser*, int32_t reason, const seatrt_parser_events
 }
 void destroy(seatrt_parser*) {}
 
-seatrt_status* initialize(const seatrt_host_api* host) {
-  return seatrt::sdk::guard([&] { seatrt::sdk::set_host(host); });
-}
-
 seatrt_parser_api make_table() {
   seatrt_parser_api t{};
   t.struct_size = sizeof t;
@@ -29,14 +25,8 @@ seatrt_parser_api make_table() {
 }
 const seatrt_parser_api kTable = make_table();
 
-seatrt_plugin make_descriptor() {
-  seatrt_plugin p = seatrt::sdk::describe(SEATRT_KIND_TOOL_PARSER, "test-parser-no-feed", "0.1.0",
-                                          "test: a parser table without feed()");
-  p.initialize = initialize;
-  p.tool_parser = &kTable;
-  return p;
-}
-const seatrt_plugin kDescriptor = make_descriptor();
+const seatrt_plugin kDescriptor =
+    seatrt::test::parser_plugin("test-parser-no-feed", "test: a parser table without feed()", &kTable);
 
 }  // namespace
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string>
 
-#include "seatrt/cpp/plugin.hpp"
+#include "../../support/test_plugin.hpp"
 
 struct seatrt_parser {
   std::string fault;
@@ -61,10 +61,6 @@ seatrt_status* allowed_tokens(seatrt_parser* p, uint32_t* mask, size_t words, in
 
 void destroy(seatrt_parser* p) { delete p; }
 
-seatrt_status* initialize(const seatrt_host_api* host) {
-  return seatrt::sdk::guard([&] { seatrt::sdk::set_host(host); });
-}
-
 seatrt_parser_api make_table() {
   seatrt_parser_api t{};
   t.struct_size = sizeof t;
@@ -77,14 +73,8 @@ seatrt_parser_api make_table() {
 }
 const seatrt_parser_api kTable = make_table();
 
-seatrt_plugin make_descriptor() {
-  seatrt_plugin p = seatrt::sdk::describe(SEATRT_KIND_TOOL_PARSER, "test-misbehaving-parser", "0.1.0",
-                                          "test: breaks the parser ABI on request");
-  p.initialize = initialize;
-  p.tool_parser = &kTable;
-  return p;
-}
-const seatrt_plugin kDescriptor = make_descriptor();
+const seatrt_plugin kDescriptor =
+    seatrt::test::parser_plugin("test-misbehaving-parser", "test: breaks the parser ABI on request", &kTable);
 
 }  // namespace
 

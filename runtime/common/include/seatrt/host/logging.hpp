@@ -24,4 +24,8 @@ void configure_logging(LogFormat format, std::string_view level);
 // The process logger (configured with text/info on first use).
 std::shared_ptr<spdlog::logger> logger();
 
+// The format configure_logging last set (text until then): a command's
+// fatal error goes out in it, so a JSON log stays one object per line.
+LogFormat log_format();
+
 }  // namespace seatrt::host
