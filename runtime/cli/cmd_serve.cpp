@@ -2,7 +2,10 @@
 // template, KV pool planned in bytes and checked against the device) and
 // serves it as an OpenAI-compatible HTTP endpoint until SIGTERM/SIGINT,
 // then drains and exits 0.
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <thread>
 
 #include "command.hpp"
 #include "seatrt/host/logging.hpp"
@@ -22,7 +25,15 @@ int run_serve(std::span<const std::string> args) {
     server::check_seat_server(seat);
     auto http = server::listen_for(seat);  // a port in use is known before the model loads
     auto loaded = server::LoadedSeat::load(seat);
-    return server::serve(loaded->runtime(), *http);
+    const int status = server::serve(loaded->runtime(), *http);
+    // The engine's thread stops when `loaded` goes; a plugin hung inside a
+    // step would hold that (and the exit) for ever.
+    std::thread([status] {
+      std::this_thread::sleep_for(std::chrono::seconds(10));
+      host::logger()->error("the engine did not stop within 10 s after the drain (a plugin is hung); exiting");
+      std::_Exit(status);
+    }).detach();
+    return status;
   } catch (const host::UsageError& e) {
     std::fprintf(stderr, "seatrt serve: %s\nusage: seatrt serve SEAT.toml [--log-format text|json]\n", e.what());
     return 2;

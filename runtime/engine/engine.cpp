@@ -1,3 +1,4 @@
+#include <chrono>
 #include "engine.hpp"
 
 #include <algorithm>
@@ -58,6 +59,10 @@ EngineStats Engine::stats() const {
   std::lock_guard lock(mutex_);
   EngineStats s = stats_;
   s.waiting += static_cast<int64_t>(inbox_.size());
+  if (const int64_t started = step_started_ns_.load(); started != 0) {
+    const int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+    s.step_running_s = static_cast<double>(now - started) * 1e-9;
+  }
   return s;
 }
 
@@ -124,7 +129,9 @@ void Engine::loop() {
       live.erase(it);
       finish(seq, FinishReason::cancelled, "cancelled");
     }
+    step_started_ns_ = std::chrono::steady_clock::now().time_since_epoch().count();
     step();
+    step_started_ns_ = 0;
     // Forget finished sequences.
     for (auto it = live.begin(); it != live.end();) {
       bool alive;
@@ -163,6 +170,11 @@ void Engine::step() {
       error = e.what();
     } catch (...) {  // a plugin let a foreign exception cross the ABI
       error = "a plugin threw a non-standard exception";
+    }
+    {
+      std::lock_guard lock(mutex_);
+      stats_.failed_steps_in_a_row = error.empty() ? 0 : stats_.failed_steps_in_a_row + 1;
+      if (!error.empty()) stats_.last_step_error = error;
     }
     if (!error.empty()) {
       for (auto& c : plan.chunks)

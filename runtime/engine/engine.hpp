@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <string>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -33,6 +34,12 @@ struct EngineStats {
   int64_t preemptions = 0;
   int64_t non_finite = 0;  // rows of logits that held a NaN or infinity
   int64_t steps = 0;
+  // Health: forward steps that failed in a row (0 after a good one) and the
+  // last failure; how long the step in progress has run (0 between steps;
+  // a plugin that hangs shows here).
+  int64_t failed_steps_in_a_row = 0;
+  std::string last_step_error;
+  double step_running_s = 0;
 };
 
 enum class SubmitStatus { accepted, queue_full, draining };
@@ -76,6 +83,7 @@ class Engine {
   bool stop_ = false;
   std::atomic<bool> draining_{false};
   EngineStats stats_;  // guarded by mutex_
+  std::atomic<int64_t> step_started_ns_{0};  // steady clock; 0 between steps
   std::thread thread_;
 };
 

@@ -64,6 +64,10 @@ const std::string& Api::check_model(const std::string& name) const {
                  "The model `" + name + "` does not exist. This seat serves: " + served, "model");
 }
 
+// /ready's limits on the engine's health (EngineStats).
+constexpr int64_t kFailedStepsNotReady = 3;
+constexpr double kStuckStepSeconds = 30.0;
+
 bool Api::ready(std::string* reason) const {
   std::lock_guard lock(ready_mutex_);
   const auto non_finite = seat_.engine->stats().non_finite;
@@ -75,6 +79,21 @@ bool Api::ready(std::string* reason) const {
     if (reason)
       *reason = "a request saw non-finite logits (NaN or infinity) " + std::to_string(non_finite) +
                 " time(s) since load; the model is producing invalid numbers";
+    return false;
+  }
+  // A device error that sticks fails every step; a plugin that hangs holds
+  // one step for ever.  Either way no request can be served.
+  const auto stats = seat_.engine->stats();
+  if (stats.failed_steps_in_a_row >= kFailedStepsNotReady) {
+    if (reason)
+      *reason = "the last " + std::to_string(stats.failed_steps_in_a_row) +
+                " forward steps failed; the last: " + stats.last_step_error;
+    return false;
+  }
+  if (stats.step_running_s > kStuckStepSeconds) {
+    if (reason)
+      *reason = "one engine step has run for " + std::to_string(static_cast<int64_t>(stats.step_running_s)) +
+                " s (a kernel or parser plugin may be hung)";
     return false;
   }
   return true;
@@ -319,6 +338,7 @@ GenerationJob Api::new_job(Flavor flavor, const std::string& model) const {
   job.flavor = flavor;
   job.model = check_model(model);
   if (draining_) throw ApiError(503, "ServiceUnavailableError", "the server is shutting down");
+  job.drain_expired = &drain_expired_;
   return job;
 }
 

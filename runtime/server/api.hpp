@@ -29,6 +29,8 @@ class Api {
   bool ready(std::string* reason = nullptr) const;
   // No new generations from now on (they get 503).
   void begin_drain() { draining_ = true; }
+  // The drain's time is up: generations still running end with a 503.
+  void expire_drain() { drain_expired_ = true; }
   int64_t in_flight() const { return in_flight_; }
   Metrics& metrics() { return metrics_; }
 
@@ -55,6 +57,7 @@ class Api {
   SeatRuntime& seat_;
   Metrics metrics_;
   std::atomic<bool> draining_{false};
+  std::atomic<bool> drain_expired_{false};
   std::atomic<int64_t> in_flight_{0};
   mutable std::mutex ready_mutex_;
   bool canary_ok_ = false;

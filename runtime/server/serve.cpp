@@ -69,6 +69,15 @@ int serve(SeatRuntime& seat, HttpServer& http) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seat.drain_timeout_s);
   while (api.in_flight() > 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (api.in_flight() > 0) {
+    // Time is up: what still runs ends with a 503 its client can read (an
+    // error event in a stream), not a cut connection; a moment for that.
+    host::logger()->warn("drain timeout reached with {} request(s) in flight: they end with 503", api.in_flight());
+    api.expire_drain();
+    const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (api.in_flight() > 0 && std::chrono::steady_clock::now() < grace)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
   const bool clean = http.wait_connections(std::max(left, 0.1));
   if (!clean) host::logger()->warn("drain timeout reached: closed the connections still open");

@@ -191,6 +191,14 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
     auto ev = gen.next(kCheckEvery);
     if (const auto now = Clock::now(); now >= next_check) {
       next_check = now + kCheckEvery;
+      if (job.drain_expired && *job.drain_expired) {
+        gen.cancel();
+        failure_status = 503;
+        failure = "the server is shutting down: its drain_timeout_s (" + std::to_string(seat.drain_timeout_s) +
+                  " s) passed before this request finished";
+        if (stream) writer.write_event(json_text(ApiError(503, "ServiceUnavailableError", failure).to_json()));
+        break;
+      }
       if (std::chrono::duration<double>(now - gen.start_time()).count() > seat.request_timeout_s) {
         gen.cancel();
         failure_status = 504;
@@ -327,8 +335,10 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
     return failure.empty() ? 200 : failure_status;
   }
   if (!failure.empty()) {
-    const std::string body = failure_status == 504 ? json_text(ApiError(504, "TimeoutError", failure).to_json())
-                                                   : json_text(error_event(failure, failure_non_finite));
+    const std::string body =
+        failure_status == 504   ? json_text(ApiError(504, "TimeoutError", failure).to_json())
+        : failure_status == 503 ? json_text(ApiError(503, "ServiceUnavailableError", failure).to_json())
+                                : json_text(error_event(failure, failure_non_finite));
     writer.send(failure_status, "application/json", body);
     return failure_status;
   }

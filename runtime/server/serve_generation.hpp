@@ -3,6 +3,7 @@
 // /v1/chat/completions and /v1/completions.
 #pragma once
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@ struct GenerationJob {
   GenerationParams params;
   std::vector<int32_t> prompt;
   std::optional<ParserRequestInfo> parser;
+  // Set when a drain's drain_timeout_s has passed: the generation ends with
+  // a 503 (an error event when streaming) instead of being cut off.
+  const std::atomic<bool>* drain_expired = nullptr;
 };
 
 // What one generation request did, for its access-log line (api.cpp).

@@ -5,10 +5,13 @@ in the same batch).  The parser is tests/server/plugins/misbehaving_parser.cpp;
 the prompt picks its fault.  Run: python3 test_bad_plugins.py
 (SEATRT_BUILD_DIR names the build tree)."""
 
+import http.client
+import json
+import signal
 import threading
 import unittest
 
-from seat_harness import Seat
+from seat_harness import API_KEY, Seat
 
 
 class BadPluginTest(unittest.TestCase):
@@ -58,6 +61,37 @@ class BadPluginTest(unittest.TestCase):
         t.join(60)
         self.assertEqual(status, 500, text)
         self.assertEqual(result["normal"][0], 200, result["normal"][1])
+
+
+class DrainTimeoutTest(unittest.TestCase):
+    def test_a_request_still_running_at_the_drain_timeout_ends_with_503(self):
+        # A slow stream outlives drain_timeout_s: it must end with an error
+        # event its client can read and [DONE], logged as 503, not be cut
+        # and logged as the client's 499.
+        seat = Seat(tool_parser="test-misbehaving-parser", reasoning_parser="", drain_timeout_s=1.0).start()
+        try:
+            body = json.dumps({"model": "scripted", "max_tokens": 400, "stream": True,
+                               "messages": [{"role": "user", "content": "please MB_SLOW now"}]})
+            conn = http.client.HTTPConnection("127.0.0.1", seat.port, timeout=30)
+            conn.request("POST", "/v1/chat/completions", body,
+                         {"Content-Type": "application/json", "Authorization": "Bearer " + API_KEY})
+            response = conn.getresponse()
+            self.assertEqual(response.status, 200)
+            first = response.readline()  # the stream has begun
+            self.assertTrue(first.startswith(b"data: "), first)
+            seat.proc.send_signal(signal.SIGTERM)
+            rest = response.read().decode()  # to the end of the stream
+            events = [line[6:] for line in rest.splitlines() if line.startswith("data: ")]
+            code = seat.proc.wait(30)
+        finally:
+            if seat.proc.poll() is None:
+                seat.proc.kill()
+        self.assertEqual(code, 0, seat.read_log())
+        self.assertEqual(events[-1], "[DONE]", events[-3:])
+        error = json.loads(events[-2])["error"]
+        self.assertEqual(error["code"], 503)
+        self.assertIn("drain_timeout_s", error["message"])
+        self.assertRegex(seat.read_log(), r'"POST /v1/chat/completions" 503 ')
 
 
 if __name__ == "__main__":

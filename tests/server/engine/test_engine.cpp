@@ -296,3 +296,33 @@ TEST_CASE("a row whose output constraint allows no token fails alone, not its ba
     CHECK(o.tokens.size() == 6);
   }
 }
+
+namespace {
+// A model whose forward step fails until `healthy` is set (a device error
+// that sticks, then clears).
+class FailingModel : public PagedEchoModel {
+ public:
+  using PagedEchoModel::PagedEchoModel;
+  std::atomic<bool> healthy{false};
+  void forward(const StepBatch& b, std::vector<float>& logits) override {
+    if (!healthy) throw std::runtime_error("device lost");
+    PagedEchoModel::forward(b, logits);
+  }
+};
+}  // namespace
+
+TEST_CASE("the engine counts forward steps failing in a row, for /ready") {
+  auto model = std::make_unique<FailingModel>(160, 4);
+  FailingModel* failing = model.get();
+  Engine engine({{4, 64, 64}, 64}, plan_with(40), std::move(model));
+  for (int i = 0; i < 3; ++i) {
+    const Outcome o = run(engine, prompt_for(i), 1, 4).get();
+    CHECK(o.info.reason == FinishReason::error);
+  }
+  CHECK(engine.stats().failed_steps_in_a_row == 3);
+  CHECK_THAT(engine.stats().last_step_error, Catch::Contains("device lost"));
+  CHECK(engine.stats().step_running_s == 0.0);  // between steps
+  failing->healthy = true;
+  CHECK(run(engine, prompt_for(5), 1, 4).get().info.reason == FinishReason::length);
+  CHECK(engine.stats().failed_steps_in_a_row == 0);
+}

@@ -6,8 +6,11 @@
 //   MB_NO_PARSER  create() succeeds without making a parser
 //   MB_EMPTY_MASK allowed_tokens() allows no token at all
 //   MB_BAD_CALL   feed() sends a tool call with index 7 before any other
+//   MB_SLOW       feed() takes 20 ms (a slow request, for drain tests)
 // Otherwise all text is content and nothing is constrained.
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <string>
 
 #include "../../support/test_plugin.hpp"
@@ -18,7 +21,8 @@ struct seatrt_parser {
 
 namespace {
 
-const char* const kFaults[] = {"MB_THROW", "MB_NULL_TEXT", "MB_NO_PARSER", "MB_EMPTY_MASK", "MB_BAD_CALL"};
+const char* const kFaults[] = {"MB_THROW", "MB_NULL_TEXT", "MB_NO_PARSER", "MB_EMPTY_MASK", "MB_BAD_CALL",
+                                "MB_SLOW"};
 
 seatrt_status* create(const char*, const seatrt_parser_request* req, seatrt_parser** out) {
   const std::string tail = req->prompt_tail ? std::string(req->prompt_tail, req->prompt_tail_len) : "";
@@ -36,6 +40,7 @@ seatrt_status* create(const char*, const seatrt_parser_request* req, seatrt_pars
 seatrt_status* feed(seatrt_parser* p, const int32_t*, size_t, const char* text, size_t len,
                     const seatrt_parser_events* events) {
   if (p->fault == "MB_THROW") throw 42;  // what the SDK's guard exists to prevent
+  if (p->fault == "MB_SLOW") std::this_thread::sleep_for(std::chrono::milliseconds(20));
   if (p->fault == "MB_NULL_TEXT") {
     events->content(events->user_data, nullptr, 5);
     return nullptr;
