@@ -1,5 +1,6 @@
 #include "seat_loader.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -195,6 +196,8 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
   const std::string& config_path = files.tokenizer_config;
   const fs::path& template_path = files.chat_template;
   rt.tokenizer = text::load_hf_tokenizer(files.tokenizer.string(), config_path);
+  for (int32_t id = 0; id < rt.tokenizer->vocab_size(); ++id)
+    rt.max_token_bytes = std::max<int64_t>(rt.max_token_bytes, static_cast<int64_t>(rt.tokenizer->token_bytes(id).size()));
   if (fs::exists(template_path)) {
     parts.chat_template = std::make_shared<text::ChatTemplate>(text::ChatTemplate::from_files(template_path.string(), config_path));
     auto tmpl = parts.chat_template;

@@ -37,6 +37,9 @@ struct SeatRuntime {
   std::string seat_name;
   std::vector<std::string> served_names;  // [0] primary, then aliases
   int64_t max_model_len = 0;
+  // The longest text one token stands for, in bytes (from the vocabulary):
+  // a prompt longer than max_model_len tokens of it is refused untokenized.
+  int64_t max_token_bytes = 1;
   std::shared_ptr<const text::Tokenizer> tokenizer;
   ChatRenderer render_chat;
   nlohmann::json default_chat_template_kwargs = nlohmann::json::object();

@@ -411,6 +411,13 @@ class OpenAIApiTest(SharedSeatTest):
         with self.assertRaises(openai.BadRequestError) as e:
             self.chat("word " * 600, max_tokens=4)
         self.assertIn("maximum context length is 512", str(e.exception))
+        # Megabytes are refused before tokenizing (the message says so: it
+        # counts bytes, not tokens), the same way for both endpoints.
+        for call in (lambda text: self.chat(text, max_tokens=4),
+                     lambda text: self.client.completions.create(model=MODEL, prompt=text, max_tokens=4)):
+            with self.assertRaises(openai.BadRequestError) as e:
+                call("word " * 4_000_000)
+            self.assertIn("more than any 512 tokens can hold", str(e.exception))
 
     def test_max_tokens_beyond_context_is_400(self):
         with self.assertRaises(openai.BadRequestError) as e:
