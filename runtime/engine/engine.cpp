@@ -171,10 +171,10 @@ void Engine::step() {
     } catch (...) {  // a plugin let a foreign exception cross the ABI
       error = "a plugin threw a non-standard exception";
     }
-    {
+    if (!error.empty()) {  // counted for /ready; a step that succeeds (sampling too) resets it
       std::lock_guard lock(mutex_);
-      stats_.failed_steps_in_a_row = error.empty() ? 0 : stats_.failed_steps_in_a_row + 1;
-      if (!error.empty()) stats_.last_step_error = error;
+      ++stats_.failed_steps_in_a_row;
+      stats_.last_step_error = error;
     }
     if (!error.empty()) {
       for (auto& c : plan.chunks)
@@ -260,6 +260,11 @@ void Engine::step() {
         sample_error = e.what();
       } catch (...) {
         sample_error = "a plugin threw a non-standard exception";
+      }
+      {  // a step whose sampling failed failed too (/ready counts them)
+        std::lock_guard lock(mutex_);
+        stats_.failed_steps_in_a_row = sample_error.empty() ? 0 : stats_.failed_steps_in_a_row + 1;
+        if (!sample_error.empty()) stats_.last_step_error = "sampling: " + sample_error;
       }
       // Pass 3: hand each token to its request.
       for (size_t i = 0; i < rows.size(); ++i) {

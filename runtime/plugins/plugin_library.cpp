@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 
@@ -99,6 +100,14 @@ OpenedLibrary open_plugin_library(const std::filesystem::path& path, AbiVersion 
   opened.descriptor = read_table(raw);
   if (opened.descriptor.name == nullptr || opened.descriptor.name[0] == '\0')
     throw Error(SEATRT_ERR_INVALID_ARG, "plugin file " + quoted(path) + " has no name");
+  // A seat names plugins by name: one with '/', a ".so" ending or bytes
+  // that are not printable ASCII could never be named (or printed) safely.
+  const std::string name = opened.descriptor.name;
+  const bool printable = std::all_of(name.begin(), name.end(), [](char c) { return c > ' ' && c < 0x7f; });
+  if (!printable || name.find('/') != std::string::npos || name.ends_with(".so"))
+    throw Error(SEATRT_ERR_INVALID_ARG, "plugin file " + quoted(path) +
+                                            ": its name must be printable ASCII without spaces or '/' and not end "
+                                            "in .so (a seat names plugins by it)");
   if (opened.descriptor.version == nullptr) opened.descriptor.version = "";
   if (opened.descriptor.description == nullptr) opened.descriptor.description = "";
   return opened;

@@ -42,6 +42,9 @@ with tempdir() as d:
     # Lacks the entry symbol.
     f = write_seat(d, "noentry.toml", seat_text(tool="libbroken_no_entry.so", search_paths=paths))
     expect_error("no entry symbol", f, "libbroken_no_entry.so", "lacks the entry symbol seatrt_plugin_init")
+    # A name no seat could use (a '/', a newline): refused at load.
+    f = write_seat(d, "badname.toml", seat_text(tool="libtest_bad_name.so", search_paths=paths))
+    expect_error("unusable plugin name", f, "libtest_bad_name.so", "its name must be printable ASCII")
     # The entry symbol is a data object: refused, not called.
     f = write_seat(d, "dataentry.toml", seat_text(tool="libbroken_entry_is_data.so", search_paths=paths))
     expect_error("entry symbol not a function", f, "libbroken_entry_is_data.so", "is not a function")

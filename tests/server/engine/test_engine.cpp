@@ -321,8 +321,26 @@ TEST_CASE("the engine counts forward steps failing in a row, for /ready") {
   }
   CHECK(engine.stats().failed_steps_in_a_row == 3);
   CHECK_THAT(engine.stats().last_step_error, Catch::Contains("device lost"));
-  CHECK(engine.stats().step_running_s == 0.0);  // between steps
+  CHECK(engine.stats().step_running_s < 1.0);  // no step is stuck (one may be ending: its finish came first)
   failing->healthy = true;
   CHECK(run(engine, prompt_for(5), 1, 4).get().info.reason == FinishReason::length);
   CHECK(engine.stats().failed_steps_in_a_row == 0);
+}
+
+namespace {
+// A provider whose sample op fails on every call (a sticky device error).
+class SampleFailingModel : public PagedEchoModel {
+ public:
+  using PagedEchoModel::PagedEchoModel;
+  bool sample(std::span<const SampleInput>, std::vector<SampleResult>&) override {
+    throw std::runtime_error("sample: device lost");
+  }
+};
+}  // namespace
+
+TEST_CASE("steps whose sampling fails count as failed steps too") {
+  Engine engine({{4, 64, 64}, 64}, plan_with(40), std::make_unique<SampleFailingModel>(160, 4));
+  for (int i = 0; i < 3; ++i) CHECK(run(engine, prompt_for(i), 1, 4).get().info.reason == FinishReason::error);
+  CHECK(engine.stats().failed_steps_in_a_row == 3);
+  CHECK_THAT(engine.stats().last_step_error, Catch::Contains("sampling") && Catch::Contains("device lost"));
 }
