@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "command.hpp"
+#include "seatrt/host/logging.hpp"
 #include "seatrt/host/seat_cli.hpp"
 #include "seatrt/host/seat_plugins.hpp"
 #include "seatrt/host/smoke.hpp"
@@ -111,7 +112,9 @@ int run_check(std::span<const std::string> args) {
                  e.what());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "seatrt check: error: %s\n", e.what());
+    // In a JSON log the fatal line is a JSON object too.
+    if (host::log_format() == host::LogFormat::json) host::logger()->critical("seatrt check: error: {}", e.what());
+    else std::fprintf(stderr, "seatrt check: error: %s\n", e.what());
     return 1;
   }
 }

@@ -23,6 +23,7 @@ int run_serve(std::span<const std::string> args) {
     // Before any thread starts, so the signals reach serve()'s sigwait.
     server::block_termination_signals();
     server::check_seat_server(seat);
+    (void)server::seat_text_files(seat);  // a named chat template that is missing, before the model loads
     auto http = server::listen_for(seat);  // a port in use is known before the model loads
     auto loaded = server::LoadedSeat::load(seat);
     const int status = server::serve(loaded->runtime(), *http);

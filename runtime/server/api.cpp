@@ -48,10 +48,15 @@ Api::Api(SeatRuntime& seat) : seat_(seat) {}
 
 bool Api::authorized(const std::string& header) const {
   if (!seat_.api_key) return true;
-  // "Bearer <key>"; the scheme is case-insensitive (RFC 9110 11.1).
+  // "Bearer <key>"; the scheme is case-insensitive and may be followed by
+  // several spaces (RFC 9110 11.1, 11.4).
   std::string scheme = header.substr(0, 7);
   for (auto& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  const std::string given = scheme == "bearer " ? header.substr(7) : std::string();
+  std::string given;
+  if (scheme == "bearer ") {
+    const size_t start = header.find_first_not_of(' ', 7);
+    given = start == std::string::npos ? std::string() : header.substr(start);
+  }
   return constant_time_equal(given, *seat_.api_key);
 }
 
@@ -415,12 +420,18 @@ int Api::tokenize(const HttpRequest& req, ResponseWriter& w) {
   for (const auto& [key, value] : body.items())
     if (key != "model" && key != "prompt" && key != "add_special_tokens" && !chat_fields.count(key))
       throw bad_request("unknown field '" + key + "'", key);
-  bool add_special = flag("add_special_tokens", true);
+  // A prompt is encoded with its special tokens by default (as
+  // completions does), rendered messages without (the template wrote them);
+  // add_special_tokens overrides either, as vLLM's /tokenize.
+  bool add_special = flag("add_special_tokens", !body.contains("messages"));
   std::string text;
   if (body.contains("prompt")) {
     if (!body["prompt"].is_string()) throw bad_request("'prompt' must be a string", "prompt");
     for (const auto& key : chat_fields)
-      if (body.contains(key)) throw bad_request("'" + key + "' goes with 'messages', not 'prompt'", key);
+      if (body.contains(key))
+        throw bad_request(key == "messages" ? std::string("send 'prompt' or 'messages', not both")
+                                            : "'" + key + "' goes with 'messages', not 'prompt'",
+                          key);
     text = body["prompt"].get<std::string>();
   } else if (body.contains("messages")) {
     json wrapped = {{"model", seat_.served_names.front()}};
@@ -429,7 +440,6 @@ int Api::tokenize(const HttpRequest& req, ResponseWriter& w) {
     const ChatRequest r = parse_chat_request(wrapped);  // validates the chat fields
     nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(req.body);
     text = render_chat_prompt(r, ordered, nullptr);
-    add_special = false;
   } else {
     throw bad_request("'prompt' or 'messages' is required", "prompt");
   }

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <ctime>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
@@ -166,10 +168,49 @@ std::string read_error_message(int status) {
 }
 
 // An answer written before the handler runs (a closing one).
-void answer_and_close(TimedSocket& stream, int status, const std::string& message) {
-  BeastWriter writer(stream, /*keep_alive=*/false, 11);
+void answer_and_close(TimedSocket& stream, int status, const std::string& message, bool head = false) {
+  BeastWriter writer(stream, /*keep_alive=*/false, 11, head);
   writer.send(status, "application/json", transport_error(status, message),
               status == 503 ? ResponseWriter::Headers{{"Retry-After", "1"}} : ResponseWriter::Headers{});
+}
+
+// What is wrong with a request's header before its body is read, as a
+// status and a message (status 0: nothing).
+struct HeaderProblem {
+  int status = 0;
+  std::string message;
+};
+
+HeaderProblem header_problem(const http::request_header<>& h) {
+  // Framing (RFC 9112 6.1, 6.3): only "chunked" is decoded here, and it
+  // must be the last coding, or the body's end is unknowable (a body read
+  // as the next request: smuggling).
+  if (const auto te = h.find(http::field::transfer_encoding); te != h.end()) {
+    std::vector<std::string> codings;
+    std::string current;
+    for (char c : std::string(te->value().data(), te->value().size()) + ",") {
+      if (c == ',') {
+        if (!current.empty()) codings.push_back(current);
+        current.clear();
+      } else if (c != ' ' && c != '\t') {
+        current += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      }
+    }
+    if (codings.empty() || codings.back() != "chunked")
+      return {400, "the request's Transfer-Encoding must end in chunked"};
+    for (const auto& c : codings)
+      if (c != "chunked") return {501, "the request's Transfer-Encoding '" + c + "' is not supported"};
+  }
+  // Exactly one valid Host on HTTP/1.1 (RFC 9112 3.2).
+  if (h.version() >= 11) {
+    const auto hosts = h.count(http::field::host);
+    if (hosts == 0) return {400, "an HTTP/1.1 request must carry a Host header"};
+    if (hosts > 1) return {400, "the request carries more than one Host header"};
+    const auto v = h[http::field::host];
+    if (std::any_of(v.begin(), v.end(), [](char c) { return c == ' ' || c == ',' || c == '\t'; }))
+      return {400, "the request's Host header is not one host"};
+  }
+  return {};
 }
 
 // The path of a request target: origin-form "/p?q", or absolute-form
@@ -273,22 +314,23 @@ void HttpServer::serve_connection(int fd) {
       parser.body_limit(64u << 20);
       stream.begin_request(buffer.size() > 0);
       http::read_header(stream, buffer, parser, ec);
+      // The header's own faults (framing, Host) are answered before any body.
+      const HeaderProblem problem = ec ? HeaderProblem{} : header_problem(parser.get());
       // A client that waits for "100 Continue" before its body (curl does
       // above 1 MB) gets it at once, not after its own timeout; an HTTP/1.0
       // client's expectation is ignored (RFC 9110 10.1.1).
-      if (!ec && !parser.is_done() && parser.get().version() >= 11 &&
+      if (!ec && !problem.status && !parser.is_done() && parser.get().version() >= 11 &&
           boost::beast::iequals(parser.get()[http::field::expect], "100-continue")) {
         http::response<http::empty_body> cont{http::status::continue_, parser.get().version()};
         http::write(stream, cont, ec);
       }
-      if (!ec && !parser.is_done()) http::read(stream, buffer, parser, ec);
-      // HTTP/1.1 requires a Host header (RFC 9112 3.2).
-      const bool no_host = !ec && parser.get().version() >= 11 && parser.get().find(http::field::host) == parser.get().end();
-      if (ec || no_host) {
-        if (const int status = no_host ? 400 : read_error_status(ec)) {
-          const std::string message =
-              no_host ? std::string("an HTTP/1.1 request must carry a Host header") : read_error_message(status);
-          answer_and_close(stream, status, message);
+      if (!ec && !problem.status && !parser.is_done()) http::read(stream, buffer, parser, ec);
+      if (ec || problem.status) {
+        if (const int status = problem.status ? problem.status : read_error_status(ec)) {
+          const std::string message = problem.status ? problem.message : read_error_message(status);
+          // A HEAD request's answer has no body, errors included (RFC 9110 9.3.2).
+          const bool head = parser.is_header_done() && parser.get().method() == http::verb::head;
+          answer_and_close(stream, status, message, head);
           // The access log has a line for these too (no method or path
           // could be read).
           HttpRequest unreadable;

@@ -111,6 +111,10 @@ with tempdir() as d:
     # UTF-8 are found by check, naming the file.
     f = write_seat(d, "notok.toml", seat_text().replace(TOKENIZER, os.path.join(d, "absent-tokenizer.json")))
     expect_error("missing tokenizer", f, "absent-tokenizer.json", "does not exist")
+    # With a JSON log, check's fatal line is JSON too.
+    f = write_seat(d, "notmpl-json.toml", seat_text().replace(TEMPLATE, os.path.join(d, "absent.jinja")))
+    rc, out, err = seatrt("check", f, "--log-format", "json")
+    check(rc == 1 and "absent.jinja" in json.loads(err.splitlines()[-1])["msg"], f"check's JSON fatal line: {err!r}")
     # A chat template the seat file names must exist (only the default one
     # beside the model may be absent): before, check passed and every chat
     # request answered 500.

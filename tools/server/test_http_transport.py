@@ -193,6 +193,27 @@ class HttpTransportTest(unittest.TestCase):
         r = exchange(port, b"GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: bearer " + API_KEY.encode() +
                      b"\r\nConnection: close\r\n\r\n")
         self.assertEqual(status_of(r), 200, r)  # the scheme is case-insensitive
+        r = exchange(port, b"GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer   " + API_KEY.encode() +
+                     b"\r\nConnection: close\r\n\r\n")
+        self.assertEqual(status_of(r), 200, r)  # and followed by one or more spaces
+        # One Host, and one host in it.
+        for hosts in (b"Host: a\r\nHOST: b\r\n", b"Host: a b\r\n", b"Host: a, b\r\n"):
+            self.assert_error(exchange(port, b"GET /health HTTP/1.1\r\n" + hosts + b"\r\n"), 400, "Host")
+        # An error answered to HEAD has no body either.
+        r = exchange(port, b"HEAD /health HTTP/1.1\r\nConnection: close\r\n\r\n")
+        self.assertEqual((status_of(r), r.partition(b"\r\n\r\n")[2]), (400, b""))
+
+    def test_a_body_of_unknown_length_is_refused_not_read_as_a_request(self):
+        # Transfer-Encoding not ending in chunked: the body's end is unknown
+        # (RFC 9112 6.3); reading on would take the body for a request.
+        smuggled = (b"POST /tokenize HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n"
+                    b"GET /v1/nosuch HTTP/1.1\r\nHost: a\r\n\r\n")
+        r = exchange(self.seat.port, smuggled)
+        self.assert_error(r, 400, "Transfer-Encoding")
+        self.assertEqual(r.count(b"HTTP/1.1 "), 1, r)  # one answer, then the close
+        r = exchange(self.seat.port, b"POST /tokenize HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+                     b"0\r\n\r\n")
+        self.assert_error(r, 501, "gzip")
 
 
 if __name__ == "__main__":

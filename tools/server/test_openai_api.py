@@ -445,10 +445,18 @@ class OpenAIApiTest(SharedSeatTest):
         self.assertEqual(json.loads(body)["count"], r.usage.prompt_tokens)
         plain = json.loads(self.seat.post("/tokenize", {"model": MODEL, "messages": chat["messages"]})[1])["count"]
         self.assertLess(plain, r.usage.prompt_tokens)
-        for bad in ({"model": MODEL, "messages": chat["messages"], "bogus": 1},
-                    {"model": MODEL, "prompt": "hi", "tools": [WEATHER_TOOL]}):
+        for bad, says in (({"model": MODEL, "messages": chat["messages"], "bogus": 1}, "unknown field 'bogus'"),
+                          ({"model": MODEL, "prompt": "hi", "tools": [WEATHER_TOOL]}, "goes with 'messages'"),
+                          ({"model": MODEL, "prompt": "hi", "messages": chat["messages"]}, "not both")):
             status, body, _ = self.seat.post("/tokenize", bad)
             self.assertEqual(status, 400, body)
+            self.assertIn(says, json.loads(body)["error"]["message"])
+        # add_special_tokens is honoured with messages too (default false:
+        # the template wrote them), as vLLM's /tokenize does.
+        extra = len(_tok.encode("x", add_special_tokens=True).ids) - len(_tok.encode("x", add_special_tokens=False).ids)
+        with_special = json.loads(self.seat.post("/tokenize", {"model": MODEL, "messages": chat["messages"],
+                                                               "add_special_tokens": True})[1])["count"]
+        self.assertEqual(with_special, plain + extra)
 
     def test_seat_report_and_metrics(self):
         status, body = self.seat.get("/v1/seat")
