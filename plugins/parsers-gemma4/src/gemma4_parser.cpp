@@ -63,6 +63,15 @@ Gemma4Parser::Gemma4Parser(std::string_view options_toml, const seatrt_parser_re
   }
 }
 
+bool Gemma4Parser::is_control(int32_t id, std::string_view piece) const {
+  if (vocab_->is_special(vocab_, id)) return true;
+  // A tokenizer that does not flag its control tokens special (some
+  // re-packs): a control token's text is still one token, the one the
+  // vocabulary gives for that text; an ordinary piece spelling it is not.
+  if (std::find(kAllMarkers.begin(), kAllMarkers.end(), piece) == kAllMarkers.end()) return false;
+  return vocab_->token_id(vocab_, std::string(piece).c_str()) == id;
+}
+
 std::string Gemma4Parser::next_call_id() {
   static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
   std::uniform_int_distribution<size_t> pick(0, sizeof(kAlphabet) - 2);
@@ -94,8 +103,8 @@ void Gemma4Parser::feed(const int32_t* ids, size_t n_ids, std::string_view text,
     }
     if (spelled && at == text.size()) {
       for (size_t i = 0; i < n_ids; ++i) {
-        const bool special = vocab_->is_special(vocab_, ids[i]) != 0;
-        stream_->feed(pieces[i], sink, special ? OutputStream::Origin::kSpecial : OutputStream::Origin::kText);
+        stream_->feed(pieces[i], sink,
+                      is_control(ids[i], pieces[i]) ? OutputStream::Origin::kSpecial : OutputStream::Origin::kText);
       }
       return;
     }

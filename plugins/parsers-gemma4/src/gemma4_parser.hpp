@@ -34,6 +34,8 @@ class Gemma4Parser {
 
  private:
   std::string next_call_id();
+  // Whether token `id` (whose text is `piece`) is a control token.
+  bool is_control(int32_t id, std::string_view piece) const;
 
   RequestOptions options_;
   // The host's vocabulary (valid for this parser's life), or null.
