@@ -13,11 +13,10 @@ using namespace seatrt::parsers::test;
 
 namespace {
 
-struct Run {
-  nlohmann::json message;
-};
-
-Run run(const TestVocab& vocab, const std::vector<std::string>& texts) {
+// Feeds `feeds` (ids and the text they spell, one feed() each) to a parser
+// of one request with a get_weather tool; the message a client would see.
+nlohmann::json run_feeds(const TestVocab& vocab,
+                         const std::vector<std::pair<std::vector<int32_t>, std::string>>& feeds) {
   const std::string tools =
       R"([{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}])";
   seatrt_parser_request request{};
@@ -32,15 +31,23 @@ Run run(const TestVocab& vocab, const std::vector<std::string>& texts) {
   request.vocab = vocab.get();
   gemma4::Gemma4Parser parser("", request);
   Recorder recorder;
-  for (const auto& t : texts) {
-    const int32_t id = vocab.id(t);
-    REQUIRE(id >= 0);
+  for (const auto& [ids, text] : feeds) {
     recorder.begin_step();
-    parser.feed(&id, 1, t, recorder);
+    parser.feed(ids.data(), ids.size(), text, recorder);
   }
   recorder.begin_step();
   parser.finish(SEATRT_FINISH_STOP, recorder);
-  return {recorder.message()};
+  return recorder.message();
+}
+
+// One feed per token, each looked up by its text.
+nlohmann::json run(const TestVocab& vocab, const std::vector<std::string>& texts) {
+  std::vector<std::pair<std::vector<int32_t>, std::string>> feeds;
+  for (const auto& t : texts) {
+    REQUIRE(vocab.id(t) >= 0);
+    feeds.push_back({{vocab.id(t)}, t});
+  }
+  return run_feeds(vocab, feeds);
 }
 
 std::vector<TestVocab::Token> vocabulary(bool flag_special) {
@@ -62,7 +69,7 @@ TEST_CASE("control tokens are known by id; spelled ones are text", "[parsers][id
   for (const bool flagged : {true, false}) {
     INFO("control tokens flagged special: " << flagged);
     const TestVocab vocab(vocabulary(flagged));
-    const nlohmann::json m = run(vocab, kOutput).message;
+    const nlohmann::json m = run(vocab, kOutput);
     CHECK(m["content"] == "Say `<|channel>` and ");  // <unk> dropped, the spelled marker kept
     REQUIRE(m["tool_calls"].size() == 1);
     CHECK(m["tool_calls"][0]["function"]["name"] == "get_weather");
@@ -77,26 +84,8 @@ TEST_CASE("an ordinary duplicate of a control token's text stays text", "[parser
   const int32_t canonical = vocab.id("<|tool_call>");
   const int32_t duplicate = static_cast<int32_t>(tokens.size()) - 1;
   REQUIRE(canonical != duplicate);
-  const std::string tools =
-      R"([{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}])";
-  seatrt_parser_request request{};
-  request.struct_size = sizeof(request);
-  request.request_id = "test";
-  request.tools_json = tools.c_str();
-  request.tool_choice_json = "\"auto\"";
-  request.response_format_json = "";
-  request.chat_template_kwargs_json = "{}";
-  request.prompt_tail = "";
-  request.vocab = vocab.get();
-  gemma4::Gemma4Parser parser("", request);
-  Recorder recorder;
   const std::string a = "Say ", b = "<|tool_call>", c = " done";
-  const int32_t ids[] = {vocab.id(a), duplicate, vocab.id(c)};
-  recorder.begin_step();
-  parser.feed(ids, 3, a + b + c, recorder);
-  recorder.begin_step();
-  parser.finish(SEATRT_FINISH_STOP, recorder);
-  const nlohmann::json m = recorder.message();
+  const nlohmann::json m = run_feeds(vocab, {{{vocab.id(a), duplicate, vocab.id(c)}, a + b + c}});
   CHECK(m["content"] == "Say <|tool_call> done");
   CHECK((!m.contains("tool_calls") || m["tool_calls"].is_null() || m["tool_calls"].empty()));
 }
