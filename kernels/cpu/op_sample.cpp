@@ -1,5 +1,5 @@
 // sample: one token per row of logits [B, V].  Order of processing (vLLM's):
-// repetition penalty (prompt + output tokens), frequency and presence
+// logit bias (ABI 1.7), repetition penalty (prompt + output tokens), frequency and presence
 // penalties (output tokens), allowed-token mask, then greedy argmax
 // (temperature < 1e-5; lowest id on ties) or: divide by temperature, min_p,
 // top_k, top_p, and an inverse-CDF draw over the survivors sorted by
@@ -8,6 +8,7 @@
 // token -1.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <numeric>
 #include <vector>
@@ -23,13 +24,18 @@ namespace {
 constexpr const char* kOp = "sample";
 constexpr float kGreedyBelow = 1e-5f;
 
+int64_t bias_count(const seatrt_sampling_row& row) {
+  return row.struct_size >= offsetof(seatrt_sampling_row, num_bias) + sizeof row.num_bias ? row.num_bias : 0;
+}
+
 bool allowed(const seatrt_sampling_row& row, int64_t id) {
   return !row.allowed_mask || ((row.allowed_mask[id / 32] >> (id % 32)) & 1u) != 0;
 }
 
 void check_row(const seatrt_sampling_row& row, int64_t b, int64_t vocab) {
   const std::string at = "rows[" + std::to_string(b) + "]";
-  if (row.struct_size < sizeof(seatrt_sampling_row)) invalid(kOp, at + ".struct_size is too small");
+  // A 1.0-1.6 caller's row ends before the bias fields: no bias.
+  if (row.struct_size < offsetof(seatrt_sampling_row, bias_ids)) invalid(kOp, at + ".struct_size is too small");
   if (!(std::isfinite(row.temperature) && row.temperature >= 0.0f)) invalid(kOp, at + ".temperature must be finite and >= 0");
   if (!(row.top_p > 0.0f && row.top_p <= 1.0f)) invalid(kOp, at + ".top_p must be in (0, 1]");
   if (row.top_k < 0) invalid(kOp, at + ".top_k is negative");
@@ -61,9 +67,25 @@ void check_row(const seatrt_sampling_row& row, int64_t b, int64_t vocab) {
     for (int64_t id = 0; id < vocab && !any; ++id) any = allowed(row, id);
     if (!any) invalid(kOp, at + ".allowed_mask allows no token");
   }
+  const int64_t num_bias = bias_count(row);
+  if (num_bias < 0) invalid(kOp, at + ".num_bias is negative");
+  if (num_bias > 0 && (!row.bias_ids || !row.bias_values)) invalid(kOp, at + ".bias_ids/bias_values are NULL");
+  for (int64_t i = 0; i < num_bias; ++i) {
+    const std::string entry = at + ".bias_ids[" + std::to_string(i) + "] = " + std::to_string(row.bias_ids[i]);
+    if (row.bias_ids[i] < 0 || row.bias_ids[i] >= vocab)
+      invalid(kOp, entry + " is outside the vocabulary of " + std::to_string(vocab));
+    if (i > 0 && row.bias_ids[i] <= row.bias_ids[i - 1]) invalid(kOp, entry + " is not above the one before");
+    if (!std::isfinite(row.bias_values[i])) invalid(kOp, at + ".bias_values[" + std::to_string(i) + "] is not finite");
+  }
 }
 
-// Penalties and mask applied to a copy of the raw logits.
+// Logit bias, then penalties and mask, applied to a copy of the raw logits.
+void apply_bias(const seatrt_sampling_row& row, std::vector<float>& z) {
+  const int64_t n = bias_count(row);
+  for (int64_t i = 0; i < n; ++i) z[static_cast<size_t>(row.bias_ids[i])] += row.bias_values[i];
+}
+
+// Penalties and mask, after the bias.
 void apply_penalties(const seatrt_sampling_row& row, std::vector<float>& z) {
   const int64_t vocab = static_cast<int64_t>(z.size());
   if (row.repetition_penalty != 1.0f) {
@@ -186,6 +208,7 @@ void sample(Context& ctx, const seatrt_sample_args* args_in) {
       }
     }
     std::vector<float> z = raw;
+    apply_bias(row, z);
     apply_penalties(row, z);
     const int32_t token = draw(row, z);
     args.token[b] = token;

@@ -169,6 +169,7 @@ seatrt_kernel_api make_api() {
   api.moe = op_slot<seatrt_moe_args, moe>;
   api.gather_rows = op_slot<seatrt_gather_rows_args, gather_rows>;
   api.sample = op_slot<seatrt_sample_args, sample>;
+  api.sample_features = SEATRT_SAMPLE_LOGIT_BIAS;  // ABI 1.7
   api.add_rms_norm = op_slot<seatrt_add_rms_norm_args, add_rms_norm>;
   api.rms_norm_rope = op_slot<seatrt_rms_norm_rope_args, rms_norm_rope>;
   api.linear_multi = op_slot<seatrt_linear_multi_args, linear_multi>;

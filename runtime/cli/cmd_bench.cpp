@@ -10,12 +10,16 @@
 // Every prompt is unique (OS-random nonce or ids), so the prefix cache is
 // not what gets measured.  --temperature (default 0.8; 0 = greedy) is sent
 // with every request.  --json FILE writes every figure for scripts.
+// Against a seatrt seat each decode level also reports the engine's steps
+// from /metrics: tokens per step and the host work per step beside the
+// model's (what a device waits through between its steps).
 #include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -101,6 +105,40 @@ BenchOptions parse_options(std::span<const std::string> args) {
   return o;
 }
 
+// The engine's step counters of a seatrt seat's /metrics; nullopt from a
+// server without them.
+struct EngineCounters {
+  double steps = 0, step_s = 0, model_s = 0;
+};
+std::optional<EngineCounters> engine_counters(const server::HttpClient& client) {
+  std::string text;
+  try {
+    text = client.get("/metrics").body;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  EngineCounters c;
+  int found = 0;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(at, end - at);
+    at = end + 1;
+    const auto space = line.find(' ');
+    if (space == std::string::npos || line[0] == '#') continue;
+    const std::string name = line.substr(0, space);
+    double* into = name == "seatrt_engine_steps_total"          ? &c.steps
+                   : name == "seatrt_engine_step_seconds_total"  ? &c.step_s
+                   : name == "seatrt_engine_model_seconds_total" ? &c.model_s
+                                                                 : nullptr;
+    if (!into) continue;
+    *into = std::strtod(line.c_str() + space + 1, nullptr);
+    ++found;
+  }
+  if (found != 3) return std::nullopt;
+  return c;
+}
+
 // One concurrency level of the decode sweep.
 json run_level(const server::HttpClient& client, const BenchOptions& o, const std::vector<int32_t>& pool, int conc) {
   const int n = conc * o.requests_per_stream;
@@ -110,6 +148,7 @@ json run_level(const server::HttpClient& client, const BenchOptions& o, const st
                                    : json(bench::unique_text_prompt(client, o.model, o.prompt_tokens)));
   std::vector<RequestResult> results(static_cast<size_t>(n));
   std::atomic<int> next{0};
+  const auto counters_before = engine_counters(client);
   const auto start = Clock::now();
   std::vector<std::thread> workers;
   for (int w = 0; w < conc; ++w)
@@ -120,6 +159,7 @@ json run_level(const server::HttpClient& client, const BenchOptions& o, const st
     });
   for (auto& t : workers) t.join();
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  const auto counters_after = engine_counters(client);
   std::vector<double> ttft, itl, per_stream, decode_stream;
   int64_t tokens = 0;
   int failed = 0;
@@ -155,6 +195,15 @@ json run_level(const server::HttpClient& client, const BenchOptions& o, const st
             {"itl_p50_ms", 1e3 * percentile(itl, 0.5)},
             {"itl_p99_ms", 1e3 * percentile(itl, 0.99)}};
   if (!first_error.empty()) j["first_error"] = first_error;
+  if (counters_before && counters_after && counters_after->steps > counters_before->steps) {
+    const double steps = counters_after->steps - counters_before->steps;
+    const double model_s = counters_after->model_s - counters_before->model_s;
+    const double host_s = counters_after->step_s - counters_before->step_s - model_s;
+    j["engine_steps"] = steps;  // prefill steps included: every step of the level
+    j["engine_tokens_per_step"] = static_cast<double>(tokens) / steps;
+    j["engine_host_us_per_step"] = 1e6 * host_s / steps;
+    j["engine_model_us_per_step"] = 1e6 * model_s / steps;
+  }
   return j;
 }
 
@@ -233,6 +282,10 @@ int run_bench(std::span<const std::string> args) {
                   j["decode_tok_s_stream"].get<double>(), j["ttft_p50_ms"].get<double>(), j["ttft_p99_ms"].get<double>(),
                   j["itl_p50_ms"].get<double>(), j["itl_p99_ms"].get<double>());
       if (j.contains("first_error")) std::printf("       first failure: %s\n", j["first_error"].get<std::string>().c_str());
+      if (j.contains("engine_steps"))
+        std::printf("       engine: %.0f steps, %.1f tokens/step, host %.1f us/step beside the model's %.1f us/step\n",
+                    j["engine_steps"].get<double>(), j["engine_tokens_per_step"].get<double>(),
+                    j["engine_host_us_per_step"].get<double>(), j["engine_model_us_per_step"].get<double>());
       std::fflush(stdout);
       total_failed += j["failed"].get<int>();
       report["decode"].push_back(j);

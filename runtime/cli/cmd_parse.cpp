@@ -4,6 +4,7 @@
 // client would receive.  For checking parsers from the command line.
 #include <cstdio>
 #include <filesystem>
+#include <algorithm>
 #include <iostream>
 #include <iterator>
 #include <memory>
@@ -47,12 +48,19 @@ class StepDeltas {
       fn["arguments"] = fn["arguments"].get<std::string>() + std::string(args);
       return;
     }
-    // Strict clients want index, id, type and name on every delta.
-    deltas_.push_back({{"tool_calls",
-                        {{{"index", index},
-                          {"id", id},
-                          {"type", "function"},
-                          {"function", {{"name", name}, {"arguments", std::string(args)}}}}}}});
+    // As the server streams them (OpenAI's shape): id, type and name in a
+    // call's first delta only, then index and argument pieces (the openai
+    // SDK's stream helper concatenates every string it is sent again).
+    json call = {{"index", index}};
+    if (std::find(started_.begin(), started_.end(), index) == started_.end()) {
+      started_.push_back(index);
+      call["id"] = id;
+      call["type"] = "function";
+      call["function"] = {{"name", name}, {"arguments", std::string(args)}};
+    } else {
+      call["function"] = {{"arguments", std::string(args)}};
+    }
+    deltas_.push_back({{"tool_calls", json::array({call})}});
   }
   std::vector<json> take() {
     std::vector<json> out;
@@ -69,6 +77,7 @@ class StepDeltas {
     }
   }
   std::vector<json> deltas_;
+  std::vector<int32_t> started_;  // call indexes whose first delta went out
 };
 
 // One parser instance; content may be forwarded to the next parser in the

@@ -92,7 +92,8 @@ AbiModelRunner::~AbiModelRunner() {
 void AbiModelRunner::forward(const StepBatch& b, std::vector<float>& logits) {
   const int32_t T = b.num_tokens();
   const int32_t S = b.num_seqs;
-  if (T > max_tokens_ || S > max_seqs_ || b.max_blocks > max_blocks_)
+  if (T > max_tokens_ || S > max_seqs_ || b.max_blocks > max_blocks_ ||
+      static_cast<int64_t>(b.logits_index.size()) > max_seqs_)  // the logits buffer holds max_seqs rows
     throw std::logic_error("step larger than the runner's staging buffers");
   const int32_t device = model_.kernels->device_kind;
   const bool has_full = !b.block_tables.empty();
@@ -101,7 +102,11 @@ void AbiModelRunner::forward(const StepBatch& b, std::vector<float>& logits) {
   // must repeat, so the block tables are padded to a power-of-two width and
   // max_seq_len covers that width (kernels read each sequence's length from
   // seq_lens; extra key splits find no keys).
-  const bool graph = graphs_enabled_ && T == S && b.max_query_len == 1;
+  // Every sequence must want its row too: the graph is keyed by (S, width),
+  // and one captured with fewer rows would leave a row stale on replay
+  // (a one-token prefill chunk cut by the token budget has none).
+  const bool graph = graphs_enabled_ && T == S && b.max_query_len == 1 &&
+                     static_cast<int32_t>(b.logits_index.size()) == S;
   int64_t width = b.max_blocks;
   int32_t max_seq_len = b.max_seq_len;
   std::vector<int32_t> padded_full, padded_window;
@@ -234,6 +239,12 @@ bool AbiModelRunner::provider_samples() const {
   return SEATRT_HAS_FIELD(k, seatrt_kernel_api, sample) && k->sample;
 }
 
+bool AbiModelRunner::supports_logit_bias() const {
+  const seatrt_kernel_api* k = model_.kernels;
+  if (!provider_samples()) return true;  // the engine's host sampler serves
+  return SEATRT_HAS_FIELD(k, seatrt_kernel_api, sample_features) && (k->sample_features & SEATRT_SAMPLE_LOGIT_BIAS);
+}
+
 bool AbiModelRunner::sample(std::span<const SampleInput> rows, std::vector<SampleResult>& out) {
   const seatrt_kernel_api* k = model_.kernels;
   if (!provider_samples()) return false;
@@ -261,6 +272,13 @@ bool AbiModelRunner::sample(std::span<const SampleInput> rows, std::vector<Sampl
     r.num_output_tokens = static_cast<int64_t>(in.output_tokens.size());
     r.allowed_mask = in.allowed_mask.empty() ? nullptr : in.allowed_mask.data();
     r.allowed_mask_words = static_cast<int64_t>(in.allowed_mask.size());
+    if (!p.bias_ids.empty()) {
+      if (!supports_logit_bias())
+        throw std::logic_error("sample: a row has a logit bias the kernel provider's sample op does not honour");
+      r.bias_ids = p.bias_ids.data();
+      r.bias_values = p.bias_values.data();
+      r.num_bias = static_cast<int64_t>(p.bias_ids.size());
+    }
     num_top = std::max(num_top, std::min(p.num_top_logprobs, 20));
   }
   const auto top_cells = static_cast<size_t>(B) * static_cast<size_t>(std::max(num_top, 1));

@@ -43,6 +43,8 @@ class AbiModelRunner : public ModelRunner {
   void forward(const StepBatch& batch, std::vector<float>& logits) override;
   // Uses the kernel provider's sample op on the device logits when it has one.
   bool sample(std::span<const SampleInput> rows, std::vector<SampleResult>& out) override;
+  // The host sampler's, or the provider's SEATRT_SAMPLE_LOGIT_BIAS (ABI 1.7).
+  bool supports_logit_bias() const override;
   // Decode steps replayed from captured graphs so far (for tests and logs).
   int64_t graph_replays() const { return graph_replays_; }
   // Block-table columns the staging buffers hold (max_model_len's blocks + 1).

@@ -45,7 +45,11 @@ StepBatch build_step_batch(const StepPlan& plan, int32_t block_size, bool has_fu
       auto row = b.window_block_tables.begin() + static_cast<std::ptrdiff_t>(s * max_blocks);
       for (size_t i = 0; i < seq.window_blocks.size(); ++i) row[static_cast<std::ptrdiff_t>(i)] = seq.window_blocks[i] >= 0 ? seq.window_blocks[i] : live;
     }
-    if (c.needs_logits) b.logits_index.push_back(b.num_tokens() - 1);
+    if (c.all_logits) {  // every position (prompt logprobs); the last also samples when it ends the sequence
+      for (int64_t i = c.count; i > 0; --i) b.logits_index.push_back(b.num_tokens() - static_cast<int32_t>(i));
+    } else if (c.needs_logits) {
+      b.logits_index.push_back(b.num_tokens() - 1);
+    }
   }
   return b;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <string>
 #include <unordered_map>
 
 namespace seatrt::engine {
@@ -48,8 +49,12 @@ SampleResult sample_on_host(const SampleInput& in) {
   const double log_z = static_cast<double>(max_raw) + std::log(sum);
   auto raw_logprob = [&](size_t id) { return static_cast<float>(static_cast<double>(in.logits[id]) - log_z); };
 
-  // Adjusted logits.
+  // Adjusted logits: the bias first, then the penalties (kernels.h).
   std::vector<float> adj(in.logits.begin(), in.logits.end());
+  for (size_t i = 0; i < p.bias_ids.size(); ++i) {
+    const int32_t t = p.bias_ids[i];
+    if (t >= 0 && static_cast<size_t>(t) < vocab) adj[static_cast<size_t>(t)] += p.bias_values[i];
+  }
   if (p.repetition_penalty != 1.0f) {
     auto penalise = [&](int32_t t) {
       if (t < 0 || static_cast<size_t>(t) >= vocab) return;
@@ -149,7 +154,7 @@ SampleResult sample_on_host(const SampleInput& in) {
   return out;
 }
 
-std::string sampling_params_problem(const SamplingParams& p) {
+std::string sampling_params_problem(const SamplingParams& p, int32_t vocab) {
   if (!(std::isfinite(p.temperature) && p.temperature >= 0.0f)) return "temperature must be finite and >= 0";
   if (!(p.top_p > 0.0f && p.top_p <= 1.0f)) return "top_p must be in (0, 1]";
   if (p.top_k < 0) return "top_k is negative";
@@ -158,6 +163,15 @@ std::string sampling_params_problem(const SamplingParams& p) {
     return "presence/frequency penalties must be finite";
   if (!(std::isfinite(p.repetition_penalty) && p.repetition_penalty > 0.0f))
     return "repetition_penalty must be finite and > 0";
+  if (p.bias_ids.size() != p.bias_values.size()) return "logit_bias has " + std::to_string(p.bias_ids.size()) +
+                                                        " ids but " + std::to_string(p.bias_values.size()) + " values";
+  for (size_t i = 0; i < p.bias_ids.size(); ++i) {
+    const std::string entry = "logit_bias token " + std::to_string(p.bias_ids[i]);
+    if (p.bias_ids[i] < 0 || p.bias_ids[i] >= vocab)
+      return entry + " is outside the vocabulary [0, " + std::to_string(vocab) + ")";
+    if (i > 0 && p.bias_ids[i] <= p.bias_ids[i - 1]) return entry + " is out of order or repeated";
+    if (!std::isfinite(p.bias_values[i])) return entry + " has a bias that is not finite";
+  }
   return "";
 }
 

@@ -47,6 +47,10 @@ class ModelRunner {
     (void)out;
     return false;
   }
+  // Whether sampling honours SamplingParams' logit bias.  The host sampler
+  // does; a runner whose sample() cannot says false, and requests with a
+  // bias are then refused before they reach the engine.
+  virtual bool supports_logit_bias() const { return true; }
 };
 
 }  // namespace seatrt::engine

@@ -22,6 +22,11 @@ struct SchedulerConfig {
   // enforced here: preempted sequences return to the queue and must never
   // be refused after they were admitted.
   int64_t max_waiting = 256;
+  // Logits rows one step may produce (the model runner's buffer holds
+  // max_num_seqs): a prompt scored for prompt logprobs needs one per token,
+  // so its chunks are cut to fit beside one row for every other chunk.
+  // 0: max_num_seqs.
+  int64_t max_logits_rows = 0;
 };
 
 struct ScheduledChunk {
@@ -29,6 +34,8 @@ struct ScheduledChunk {
   int64_t start = 0;  // first position computed this step
   int64_t count = 0;
   bool needs_logits = false;  // the chunk reaches the sequence's last token
+  bool all_logits = false;    // logits at every position (prompt logprobs)
+  int64_t logits_rows() const { return all_logits ? count : needs_logits ? 1 : 0; }
 };
 
 struct StepPlan {
@@ -55,6 +62,7 @@ class Scheduler {
 
  private:
   void preempt(const SequencePtr& seq);
+  void fit_logits_rows(StepPlan& plan) const;
 
   SchedulerConfig config_;
   KvManager& kv_;

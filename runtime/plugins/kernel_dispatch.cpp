@@ -159,6 +159,10 @@ KernelDispatch::KernelDispatch(KernelProvider primary, KernelProvider fallback)
   SEATRT_MANAGE(graph_destroy, false);
 #undef SEATRT_MANAGE
 #undef SEATRT_OPERATION
+  // ABI 1.7: what sample honours is what the provider serving it honours
+  // (0 from a table that predates the field: read_table zeroes it).
+  if (impl_->primary.sample) t.sample_features = impl_->primary.sample_features;
+  else if (t.sample) t.sample_features = impl_->fallback.sample_features;
 }
 
 KernelDispatch::~KernelDispatch() = default;

@@ -1,5 +1,6 @@
 #include "api.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -10,6 +11,8 @@
 
 #include "access_log.hpp"
 #include "api_error.hpp"
+#include "chat_continuation.hpp"
+#include "responses_request.hpp"
 #include "json_text.hpp"
 #include "generation.hpp"
 #include "serve_generation.hpp"
@@ -36,6 +39,29 @@ bool constant_time_equal(const std::string& a, const std::string& b) {
     diff = static_cast<unsigned char>(diff | (x ^ y));
   }
   return diff == 0;
+}
+
+constexpr std::string_view kModelPrefix = "/v1/models/";
+
+// %XX escapes decoded (a path segment as a client's URL encoder wrote it);
+// a malformed escape is kept as it is.
+std::string percent_decoded(std::string_view s) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
 }
 
 ApiError not_found(const std::string& path) {
@@ -75,6 +101,11 @@ constexpr double kStuckStepSeconds = 30.0;
 
 bool Api::ready(std::string* reason) const {
   std::lock_guard lock(ready_mutex_);
+  // Draining: new requests get 503, so a load balancer must stop sending them.
+  if (draining_) {
+    if (reason) *reason = "the server is shutting down (draining the requests it holds)";
+    return false;
+  }
   const auto non_finite = seat_.engine->stats().non_finite;
   if (!canary_ok_) {
     if (reason) *reason = canary_detail_;
@@ -121,7 +152,7 @@ std::string Api::run_canary() {
     p.logprobs = true;
     p.top_logprobs = 1;
     p.skip_special_tokens = true;
-    Generation gen(seat_, p, prompt, nullptr);
+    Generation gen(seat_, p, {prompt}, nullptr);
     if (gen.start() != Generation::Submit::ok) throw std::runtime_error("the engine refused the canary");
     std::string text;
     int logprobs = 0;
@@ -199,6 +230,11 @@ void Api::route(const HttpRequest& req, ResponseWriter& w, std::string& endpoint
     require("GET");
     return reply_json(w, 200, {{"status", "ok"}}, status);
   }
+  if (path == "/version") {  // vLLM's; unauthenticated, as /health
+    endpoint = "version";
+    require("GET");
+    return reply_json(w, 200, {{"version", SEATRT_VERSION}}, status);
+  }
   if (path == "/ready") {
     endpoint = "ready";
     require("GET");
@@ -206,18 +242,33 @@ void Api::route(const HttpRequest& req, ResponseWriter& w, std::string& endpoint
     if (ready(&reason)) return reply_json(w, 200, {{"ready", true}}, status);
     return reply_json(w, 503, {{"ready", false}, {"reason", reason}}, status);
   }
+  // Named before the key is checked, so a refused request counts under its endpoint.
+  static const std::pair<const char*, const char*> kNames[] = {
+      {"/v1/models", "models"}, {"/v1/seat", "seat"}, {"/metrics", "metrics"},
+      {"/v1/chat/completions", "chat_completions"}, {"/v1/completions", "completions"}, {"/v1/responses", "responses"},
+      {"/tokenize", "tokenize"}, {"/detokenize", "detokenize"}};
+  for (const auto& [p, name] : kNames)
+    if (path == p) endpoint = name;
+  if (path.starts_with(kModelPrefix)) endpoint = "models";
   if (!authorized(req.authorization))
     throw ApiError(401, "AuthenticationError", "invalid or missing API key (send Authorization: Bearer <key>)")
         .with_header("WWW-Authenticate", "Bearer");
+  auto model_object = [&](const std::string& name) {
+    return json{{"id", name}, {"object", "model"}, {"created", static_cast<int64_t>(std::time(nullptr))},
+                {"owned_by", "seatrt"}, {"root", seat_.served_names.front()}, {"parent", nullptr},
+                {"max_model_len", seat_.max_model_len}};
+  };
   if (path == "/v1/models") {
     endpoint = "models";
     require("GET");
     json data = json::array();
-    for (const auto& n : seat_.served_names)
-      data.push_back({{"id", n}, {"object", "model"}, {"created", static_cast<int64_t>(std::time(nullptr))},
-                      {"owned_by", "seatrt"}, {"root", seat_.served_names.front()}, {"parent", nullptr},
-                      {"max_model_len", seat_.max_model_len}});
+    for (const auto& n : seat_.served_names) data.push_back(model_object(n));
     return reply_json(w, 200, {{"object", "list"}, {"data", data}}, status);
+  }
+  if (path.starts_with(kModelPrefix)) {  // OpenAI's models.retrieve; the id is percent-encoded ("a%2Fb")
+    endpoint = "models";
+    require("GET");
+    return reply_json(w, 200, model_object(check_model(percent_decoded(path.substr(kModelPrefix.size())))), status);
   }
   if (path == "/v1/seat") {
     endpoint = "seat";
@@ -235,6 +286,12 @@ void Api::route(const HttpRequest& req, ResponseWriter& w, std::string& endpoint
     endpoint = "chat_completions";
     require("POST");
     status = chat(req, w, generation);
+    return;
+  }
+  if (path == "/v1/responses") {
+    endpoint = "responses";
+    require("POST");
+    status = responses(req, w, generation);
     return;
   }
   if (path == "/v1/completions") {
@@ -322,6 +379,48 @@ void check_ids(const SeatRuntime& seat, const std::vector<int32_t>& ids, const c
                         field);
 }
 
+// Tool calls and response formats are parsed and enforced by the seat's
+// tool parser plugin: without one they are refused, not silently ignored
+// (tools with tool_choice "none" ask for nothing and pass).
+void refuse_what_no_parser_serves(const SeatRuntime& seat, const ChatRequest& r) {
+  if (seat.tool_parser.api) return;
+  const bool choice_none = r.tool_choice.is_string() && r.tool_choice.get<std::string>() == "none";
+  if (r.tools.is_array() && !r.tools.empty() && !choice_none)
+    throw bad_request("this seat has no tool parser ([parsers] tool in its seat file): 'tools' cannot be served "
+                      "(leave them out, or send tool_choice \"none\")", "tools");
+  if (!r.tool_choice.is_null() && !choice_none)
+    throw bad_request("this seat has no tool parser ([parsers] tool in its seat file): 'tool_choice' cannot be "
+                      "enforced", "tool_choice");
+  if (r.response_format.is_object() && r.response_format.value("type", "text") != "text")
+    throw bad_request("this seat has no tool parser ([parsers] tool in its seat file) to enforce 'response_format' "
+                      "of type '" + r.response_format.value("type", "") + "'", "response_format");
+}
+
+// truncate_prompt_tokens (vLLM): keep the prompt's last N tokens; -1 keeps
+// as many as leave room for max_tokens (at least one) in max_model_len.
+void truncate_prompt(const SeatRuntime& seat, const GenerationParams& g, std::vector<int32_t>& prompt) {
+  if (!g.truncate_prompt_tokens) return;
+  int64_t keep = *g.truncate_prompt_tokens;
+  if (keep < 0) keep = seat.max_model_len - std::max<int64_t>(1, g.max_tokens.value_or(1));
+  if (keep > 0 && static_cast<int64_t>(prompt.size()) > keep)
+    prompt.erase(prompt.begin(), prompt.end() - static_cast<std::ptrdiff_t>(keep));
+}
+
+// A logit bias needs a sampler that honours it (a kernel provider from
+// before ABI 1.7 would silently ignore it) and ids inside the logits.
+void check_logit_bias(const SeatRuntime& seat, const GenerationParams& g) {
+  const auto& ids = g.sampling.bias_ids;
+  if (ids.empty()) return;
+  if (!seat.engine->supports_logit_bias())
+    throw bad_request("'logit_bias' is not supported by this seat: its kernel provider's sample op does not "
+                      "honour a bias (kernels.h SEATRT_SAMPLE_LOGIT_BIAS, ABI 1.7)", "logit_bias");
+  const int32_t vocab = seat.engine->vocab_size();
+  for (int32_t id : ids)
+    if (id >= vocab)
+      throw bad_request("'logit_bias' holds token id " + std::to_string(id) + ", outside the vocabulary [0, " +
+                            std::to_string(vocab) + ")", "logit_bias");
+}
+
 }  // namespace
 
 std::string Api::render_chat_prompt(const ChatRequest& r, const nlohmann::ordered_json& ordered,
@@ -343,12 +442,16 @@ std::string Api::render_chat_prompt(const ChatRequest& r, const nlohmann::ordere
   const bool choice_none = r.tool_choice.is_string() && r.tool_choice.get<std::string>() == "none";
   nlohmann::ordered_json tools = nullptr;
   if (!(choice_none && seat_.exclude_tools_when_tool_choice_none) && !r.tools.is_null()) tools = ordered["tools"];
+  nlohmann::ordered_json messages = ordered["messages"];
+  std::string final_text;
+  if (r.continue_final_message) final_text = mark_final_message(messages);
   std::string prompt_text;
   try {
-    prompt_text = seat_.render_chat(ordered["messages"], tools, kwargs, r.add_generation_prompt);
+    prompt_text = seat_.render_chat(messages, tools, kwargs, r.add_generation_prompt);
   } catch (const std::exception& e) {
     throw bad_request(std::string("the chat template could not render these messages: ") + e.what(), "messages");
   }
+  if (r.continue_final_message) prompt_text = cut_at_final_message(prompt_text, final_text);
   if (kwargs_out) *kwargs_out = std::move(kwargs);
   return prompt_text;
 }
@@ -363,16 +466,47 @@ GenerationJob Api::new_job(Flavor flavor, const std::string& model) const {
 }
 
 int Api::chat(const HttpRequest& req, ResponseWriter& w, GenerationRecord& record) {
-  ChatRequest r = parse_chat_request(parse_json_body(req.body));
-  GenerationJob job = new_job(Flavor::chat, r.gen.model);
-  // Render from the body as sent (key order kept), validated above.
+  const json body = parse_json_body(req.body);  // the checks on any body (depth, numbers), first
+  // Rendered from the body as sent (key order kept).
   const auto ordered = nlohmann::ordered_json::parse(req.body);
+  GenerationJob job;
+  job.flavor = Flavor::chat;
+  return serve_chat(body, ordered, std::move(job), w, record);
+}
+
+int Api::responses(const HttpRequest& req, ResponseWriter& w, GenerationRecord& record) {
+  (void)parse_json_body(req.body);
+  ResponsesTranslation t = translate_responses_request(nlohmann::ordered_json::parse(req.body));
+  GenerationJob job;
+  job.flavor = Flavor::responses;
+  job.responses_echo = std::move(t.echo);
+  return serve_chat(json::parse(t.chat_body.dump()), t.chat_body, std::move(job), w, record);
+}
+
+int Api::serve_chat(const json& body, const nlohmann::ordered_json& ordered, GenerationJob job_in, ResponseWriter& w,
+                    GenerationRecord& record) {
+  ChatRequest r = parse_chat_request(body);
+  GenerationJob job = new_job(job_in.flavor, r.gen.model);
+  job.responses_echo = std::move(job_in.responses_echo);
   nlohmann::ordered_json kwargs;
   const std::string prompt_text = render_chat_prompt(r, ordered, &kwargs);
-  refuse_certainly_too_long(seat_, prompt_text, "messages");
-  job.prompt = seat_.tokenizer->encode(prompt_text, false);
-  check_lengths(seat_, r.gen, job.prompt.size(), "messages");
+  refuse_certainly_too_long(seat_, prompt_text, "messages");  // truncation or not: a bound on tokenizing
+  std::vector<int32_t> ids = seat_.tokenizer->encode(prompt_text, false);
+  truncate_prompt(seat_, r.gen, ids);
+  check_lengths(seat_, r.gen, ids.size(), "messages");
+  job.prompts.push_back(std::move(ids));
   check_ids(seat_, r.gen.stop_token_ids, "stop_token_ids");
+  check_ids(seat_, r.gen.allowed_token_ids, "allowed_token_ids");
+  check_logit_bias(seat_, r.gen);
+  refuse_what_no_parser_serves(seat_, r);
+  if (r.echo) {
+    std::string echoed = chat_echo_text(ordered["messages"], r.add_generation_prompt);
+    if (!echoed.empty()) {
+      r.gen.echo = true;
+      r.gen.echo_scores_prompt = false;
+      r.gen.echo_texts = {std::move(echoed)};
+    }
+  }
   ParserRequestInfo info;
   info.request_id = random_id("req-");
   info.tools_json = r.tools.is_null() ? "" : r.tools.dump();
@@ -389,15 +523,35 @@ int Api::chat(const HttpRequest& req, ResponseWriter& w, GenerationRecord& recor
 int Api::completion(const HttpRequest& req, ResponseWriter& w, GenerationRecord& record) {
   CompletionRequest r = parse_completion_request(parse_json_body(req.body));
   GenerationJob job = new_job(Flavor::completion, r.gen.model);
-  if (r.prompt_text) {
-    refuse_certainly_too_long(seat_, *r.prompt_text, "prompt");
-    job.prompt = seat_.tokenizer->encode(*r.prompt_text, true);
-  } else {
-    check_ids(seat_, r.prompt_ids, "prompt");
-    job.prompt = r.prompt_ids;
+  // Each prompt's n choices wait in the queue as requests of their own:
+  // refused before any prompt is tokenized when the queue could never hold them.
+  const auto choices = static_cast<int64_t>(r.prompts.size()) * r.gen.n;
+  if (choices > seat_.max_queue && r.gen.n <= seat_.max_queue)  // 'n' alone too large: serve_generation names it
+    throw bad_request(std::to_string(r.prompts.size()) + " prompts x 'n' " + std::to_string(r.gen.n) + " = " +
+                          std::to_string(choices) + " choices, more than this seat's queue holds (server.max_queue = " +
+                          std::to_string(seat_.max_queue) + ")",
+                      "prompt");
+  for (const auto& p : r.prompts) {
+    std::vector<int32_t> ids;
+    if (p.text) {
+      refuse_certainly_too_long(seat_, *p.text, "prompt");
+      ids = seat_.tokenizer->encode(*p.text, true);
+    } else {
+      check_ids(seat_, p.ids, "prompt");
+      ids = p.ids;
+    }
+    const size_t sent_tokens = ids.size();
+    truncate_prompt(seat_, r.gen, ids);
+    check_lengths(seat_, r.gen, ids.size(), "prompt");
+    // Echo: the prompt as sent, or as the tokenizer spells the ids it kept.
+    if (r.gen.echo)
+      r.gen.echo_texts.push_back(p.text && ids.size() == sent_tokens ? *p.text
+                                                                     : seat_.tokenizer->decode(ids, r.gen.skip_special_tokens));
+    job.prompts.push_back(std::move(ids));
   }
-  check_lengths(seat_, r.gen, job.prompt.size(), "prompt");
   check_ids(seat_, r.gen.stop_token_ids, "stop_token_ids");
+  check_ids(seat_, r.gen.allowed_token_ids, "allowed_token_ids");
+  check_logit_bias(seat_, r.gen);
   job.params = r.gen;
   return serve_generation(seat_, metrics_, job, w, &record);
 }
@@ -416,7 +570,7 @@ int Api::tokenize(const HttpRequest& req, ResponseWriter& w) {
   };
   // The chat fields render the prompt exactly as the chat endpoint would.
   static const std::set<std::string> chat_fields{"messages", "tools", "tool_choice", "chat_template_kwargs",
-                                                 "add_generation_prompt"};
+                                                 "add_generation_prompt", "continue_final_message"};
   for (const auto& [key, value] : body.items())
     if (key != "model" && key != "prompt" && key != "add_special_tokens" && !chat_fields.count(key))
       throw bad_request("unknown field '" + key + "'", key);
@@ -452,6 +606,8 @@ int Api::tokenize(const HttpRequest& req, ResponseWriter& w) {
 int Api::detokenize(const HttpRequest& req, ResponseWriter& w) {
   const json body = parse_json_body(req.body);
   if (!body.is_object()) throw bad_request("the request body must be a JSON object");
+  for (const auto& [key, value] : body.items())  // as /tokenize: a typo is an error, not ignored
+    if (key != "model" && key != "tokens") throw bad_request("unknown field '" + key + "'", key);
   if (body.contains("model") && !body["model"].is_null()) {
     if (!body["model"].is_string()) throw bad_request("'model' must be a string", "model");
     check_model(body["model"].get<std::string>());

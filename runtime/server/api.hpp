@@ -45,6 +45,13 @@ class Api {
   void reply_json(ResponseWriter& w, int status, const nlohmann::json& body, int& status_out);
 
   int chat(const HttpRequest& req, ResponseWriter& w, GenerationRecord& record);
+  // /v1/responses: translated to the chat request it amounts to (responses_request.hpp).
+  int responses(const HttpRequest& req, ResponseWriter& w, GenerationRecord& record);
+  // A chat generation from a chat body as sent (or translated): `body` for
+  // validation, `ordered` (the same, key order kept) for the template;
+  // `job` names the flavor.
+  int serve_chat(const nlohmann::json& body, const nlohmann::ordered_json& ordered, GenerationJob job,
+                 ResponseWriter& w, GenerationRecord& record);
   int completion(const HttpRequest& req, ResponseWriter& w, GenerationRecord& record);
   int tokenize(const HttpRequest& req, ResponseWriter& w);
   // The prompt text of a validated chat request `r` (rendered from `ordered`,

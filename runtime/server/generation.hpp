@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -31,6 +32,7 @@ struct LogprobToken {
   std::string bytes;
   float logprob = 0;
   std::string text;   // the token's text (the legacy API's text_offset counts it)
+  bool has_logprob = true;  // false: an echoed prompt's first token (null logprob, null top)
 };
 
 struct TokenLogprob : LogprobToken {
@@ -39,6 +41,10 @@ struct TokenLogprob : LogprobToken {
 
 struct ChoiceEvent {
   int32_t index = 0;
+  bool echo = false;  // the echoed prompt (completions' echo): no generated token
+  // Set by an engine callback for work it leaves to the reader's thread
+  // (next() runs it before returning the event): spelling prompt logprobs.
+  std::function<void(ChoiceEvent&)> complete;
   ParsedDelta delta;
   std::vector<TokenLogprob> logprobs;
   bool finished = false;
@@ -59,7 +65,8 @@ class Generation {
  public:
   enum class Submit { ok, queue_full, draining };
 
-  Generation(const SeatRuntime& seat, const GenerationParams& params, std::vector<int32_t> prompt,
+  // params.n choices for each prompt, numbered prompt index * n + j.
+  Generation(const SeatRuntime& seat, const GenerationParams& params, std::vector<std::vector<int32_t>> prompts,
              const ParserRequestInfo* parser_info);
   ~Generation();  // cancels whatever is still running
 
@@ -70,7 +77,6 @@ class Generation {
   bool all_finished() const;
   void cancel();
 
-  int64_t prompt_tokens() const { return static_cast<int64_t>(prompt_.size()); }
   std::chrono::steady_clock::time_point start_time() const { return start_time_; }
 
  private:
@@ -78,10 +84,15 @@ class Generation {
   void push(ChoiceEvent event);
   LogprobToken logprob_token(int32_t id, float logprob) const;
   TokenLogprob token_logprob(const engine::TokenEvent& e, int32_t top_n) const;
+  // `text` before a stop string, with the stop string itself when the
+  // request asked for it (include_stop_str_in_output) and one matched.
+  std::string with_stop(std::string text, int stop_index) const;
+  // The echoed prompt of a choice (its text; logprobs added by the caller).
+  ChoiceEvent echo_event(const Choice& choice) const;
 
   const SeatRuntime& seat_;
   GenerationParams params_;
-  std::vector<int32_t> prompt_;
+  std::vector<std::vector<int32_t>> prompts_;
   std::vector<std::unique_ptr<Choice>> choices_;
   std::vector<int64_t> engine_ids_;
   mutable std::mutex mutex_;

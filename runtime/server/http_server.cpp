@@ -104,9 +104,14 @@ class BeastWriter : public ResponseWriter {
     return !failed_;
   }
 
-  bool write_event(const std::string& data) override {
+  bool write_event(const std::string& data) override { return write_payload("data: " + data + "\n\n"); }
+
+  bool write_named_event(const std::string& name, const std::string& data) override {
+    return write_payload("event: " + name + "\ndata: " + data + "\n\n");
+  }
+
+  bool write_payload(const std::string& payload) {
     if (failed_) return false;
-    const std::string payload = "data: " + data + "\n\n";
     boost::beast::error_code ec;
     if (version_ >= 11) net::write(stream_, http::make_chunk(net::buffer(payload)), ec);
     else net::write(stream_, net::buffer(payload), ec);

@@ -28,6 +28,9 @@ class ResponseWriter {
   // returns false when the client is gone.
   virtual bool start_events() = 0;
   virtual bool write_event(const std::string& data) = 0;
+  // An event with its SSE event name ("event: <name>" before its data), as
+  // the Responses API streams.
+  virtual bool write_named_event(const std::string& name, const std::string& data) = 0;
   virtual void end_events() = 0;
   // True when the peer closed the connection (checked without blocking).
   virtual bool client_gone() = 0;

@@ -64,30 +64,45 @@ std::string Metrics::render(const engine::EngineStats& s) const {
   auto head = [&](const char* name, const char* type, const char* help) {
     out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
   };
+  // A metric with one value and no labels.
+  auto one = [&](const char* name, const char* type, const char* help, const std::string& value) {
+    head(name, type, help);
+    out += std::string(name) + " " + value + "\n";
+  };
   head("seatrt_requests_total", "counter", "HTTP requests by endpoint and status code.");
   for (const auto& [key, n] : requests_)
     out += "seatrt_requests_total{endpoint=\"" + key.first + "\",status=\"" + std::to_string(key.second) + "\"} " +
            std::to_string(n) + "\n";
-  head("seatrt_prompt_tokens_total", "counter", "Prompt tokens of finished requests.");
-  out += "seatrt_prompt_tokens_total " + std::to_string(prompt_tokens_) + "\n";
-  head("seatrt_generation_tokens_total", "counter", "Generated tokens.");
-  out += "seatrt_generation_tokens_total " + std::to_string(generated_tokens_) + "\n";
+  one("seatrt_prompt_tokens_total", "counter",
+      "Prompt tokens of every generation that started (finished, failed or left by its client), each prompt once.",
+      std::to_string(prompt_tokens_));
+  one("seatrt_generation_tokens_total", "counter", "Generated tokens.", std::to_string(generated_tokens_));
   head("seatrt_time_to_first_token_seconds", "histogram", "Time from request to first generated token.");
   ttft_.render("seatrt_time_to_first_token_seconds", out);
   head("seatrt_inter_token_latency_seconds", "histogram", "Time between consecutive streamed tokens.");
   itl_.render("seatrt_inter_token_latency_seconds", out);
-  head("seatrt_queue_depth", "gauge", "Sequences waiting for admission.");
-  out += "seatrt_queue_depth " + std::to_string(s.waiting) + "\n";
-  head("seatrt_running_sequences", "gauge", "Sequences in the running batch.");
-  out += "seatrt_running_sequences " + std::to_string(s.running) + "\n";
-  head("seatrt_kv_blocks_used", "gauge", "KV blocks referenced by sequences.");
-  out += "seatrt_kv_blocks_used " + std::to_string(s.blocks_used) + "\n";
-  head("seatrt_kv_blocks_total", "gauge", "KV blocks in the pool.");
-  out += "seatrt_kv_blocks_total " + std::to_string(s.blocks_total) + "\n";
-  head("seatrt_preemptions_total", "counter", "Sequences preempted (recomputed later) because the pool was full.");
-  out += "seatrt_preemptions_total " + std::to_string(s.preemptions) + "\n";
-  head("seatrt_non_finite_logits_total", "counter", "Sampling steps whose logits held NaN or infinity.");
-  out += "seatrt_non_finite_logits_total " + std::to_string(s.non_finite) + "\n";
+  one("seatrt_queue_depth", "gauge", "Sequences waiting for admission.", std::to_string(s.waiting));
+  one("seatrt_running_sequences", "gauge", "Sequences in the running batch.", std::to_string(s.running));
+  one("seatrt_kv_blocks_used", "gauge", "KV blocks referenced by sequences.", std::to_string(s.blocks_used));
+  one("seatrt_kv_blocks_total", "gauge", "KV blocks in the pool.", std::to_string(s.blocks_total));
+  one("seatrt_preemptions_total", "counter",
+      "Sequences preempted (recomputed later) because the pool was full.",
+      std::to_string(s.preemptions));
+  one("seatrt_slow_output_sequences_total", "counter",
+      "Sequences whose output callback (a parser plugin) took over 10 ms, so their later ones ran off the engine "
+      "thread.",
+      std::to_string(s.slow_callback_sequences));
+  one("seatrt_engine_steps_total", "counter", "Engine steps that ran a batch.", std::to_string(s.steps));
+  one("seatrt_engine_step_seconds_total", "counter",
+      "Time in engine steps that ran a batch.",
+      std::to_string(s.step_seconds));
+  one("seatrt_engine_model_seconds_total", "counter",
+      "Time within those steps in the model runner's forward and sample calls; the rest is host work the device "
+      "waits through.",
+      std::to_string(s.model_seconds));
+  one("seatrt_non_finite_logits_total", "counter",
+      "Sampling steps whose logits held NaN or infinity.",
+      std::to_string(s.non_finite));
   return out;
 }
 

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -30,6 +32,37 @@ const char* type_name(const json& v) {
 
 [[noreturn]] void wrong_type(const std::string& field, const char* expected, const json& v) {
   throw bad_request("'" + field + "' must be " + expected + ", got " + type_name(v), field);
+}
+
+// logit_bias: {"<token id>": bias in [-100, 100], ...} into the
+// ascending id/value lists the sample op takes.
+void parse_logit_bias(const json& v, engine::SamplingParams& s) {
+  if (v.is_null()) return;
+  if (!v.is_object()) wrong_type("logit_bias", "an object mapping token ids to numbers", v);
+  std::map<int32_t, float> bias;
+  for (const auto& [key, value] : v.items()) {
+    const std::string where = "logit_bias[\"" + key + "\"]";
+    // A key is a token id in decimal (JSON keys are strings): "12", not
+    // "-1", "0x1f", "1.0", " 7" or a word.
+    const bool digits = !key.empty() && key.size() <= 10 &&
+                        std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || std::stoll(key) > INT32_MAX)
+      throw bad_request("'logit_bias' keys must be token ids written in decimal; got \"" + key + "\"", "logit_bias");
+    const auto id = static_cast<int32_t>(std::stoll(key));
+    if (!value.is_number())
+      throw bad_request("'" + where + "' must be a number from -100 to 100, got " + type_name(value), "logit_bias");
+    const double b = value.get<double>();
+    if (!(b >= -100.0 && b <= 100.0))
+      throw bad_request("'" + where + "' must be from -100 to 100; got " + value.dump(), "logit_bias");
+    if (!bias.emplace(id, static_cast<float>(b)).second)
+      throw bad_request("'logit_bias' names token " + std::to_string(id) + " twice", "logit_bias");
+  }
+  s.bias_ids.clear();
+  s.bias_values.clear();
+  for (const auto& [id, b] : bias) {  // ascending ids, as the sample op wants them
+    s.bias_ids.push_back(id);
+    s.bias_values.push_back(b);
+  }
 }
 
 // Reads the fields of one request object, remembering which are known.
@@ -103,8 +136,9 @@ void parse_common(Fields& f, GenerationParams& g) {
   auto model = f.string("model");
   if (!model) throw bad_request("'model' is required", "model");
   g.model = *model;
-  if (auto v = f.integer("max_tokens", 1, INT32_MAX)) g.max_tokens = *v;
-  if (auto v = f.integer("max_completion_tokens", 1, INT32_MAX)) g.max_tokens = *v;
+  // 0 only means something to a completion that echoes its prompt (checked there).
+  if (auto v = f.integer("max_tokens", 0, INT32_MAX)) g.max_tokens = *v;
+  if (auto v = f.integer("max_completion_tokens", 0, INT32_MAX)) g.max_tokens = *v;
   if (auto v = f.number("temperature", 0, 2)) g.sampling.temperature = static_cast<float>(*v);
   // top_p and repetition_penalty are checked as the float the sampler gets:
   // 1e-300 is > 0 as a double but 0 as a float.
@@ -158,16 +192,30 @@ void parse_common(Fields& f, GenerationParams& g) {
     if (!g.stream) throw bad_request("'stream_options' is only allowed when 'stream' is true", "stream_options");
   }
   if (auto v = f.boolean("skip_special_tokens")) g.skip_special_tokens = *v;
+  if (auto v = f.boolean("ignore_eos")) g.ignore_eos = *v;
+  if (auto v = f.integer("min_tokens", 0, INT32_MAX)) g.min_tokens = *v;
+  if (g.max_tokens && g.min_tokens > *g.max_tokens)
+    throw bad_request("'min_tokens' (" + std::to_string(g.min_tokens) + ") must not exceed 'max_tokens' (" +
+                          std::to_string(*g.max_tokens) + ")", "min_tokens");
+  if (auto v = f.boolean("include_stop_str_in_output")) g.include_stop_str = *v;
+  if (const json* v = f.get("allowed_token_ids")) {
+    if (!v->is_array() || v->empty()) wrong_type("allowed_token_ids", "a non-empty array of token ids", *v);
+    for (const auto& t : *v) {
+      if (!t.is_number_integer()) wrong_type("allowed_token_ids", "a non-empty array of token ids", *v);
+      g.allowed_token_ids.push_back(token_id_of(t, "allowed_token_ids"));
+    }
+  }
+  if (auto v = f.integer("truncate_prompt_tokens", -1, INT32_MAX)) {
+    if (*v == 0) throw bad_request("'truncate_prompt_tokens' must be -1 (max_model_len) or at least 1", "truncate_prompt_tokens");
+    g.truncate_prompt_tokens = *v;
+  }
   if (auto v = f.boolean("return_tokens_as_token_ids")) g.tokens_as_ids = *v;
   // Accepted and ignored: they do not change what is generated.
   f.get("user");
   f.get("metadata");
   f.get("store");
   f.get("service_tier");
-  if (const json* v = f.get("logit_bias")) {
-    if (!v->is_object()) wrong_type("logit_bias", "an object", *v);
-    if (!v->empty()) throw bad_request("'logit_bias' is not supported by this server", "logit_bias");
-  }
+  if (const json* v = f.get("logit_bias")) parse_logit_bias(*v, g.sampling);
 }
 
 void validate_messages(const json& messages) {
@@ -200,6 +248,13 @@ void validate_messages(const json& messages) {
         throw bad_request("'" + pw + ".text' must be a string", pw);
     }
   }
+}
+
+// The field an error about the token limit names: max_completion_tokens wins
+// when both are sent, and a null counts as absent.
+const char* max_tokens_field(const json& body) {
+  const auto it = body.find("max_completion_tokens");
+  return it != body.end() && !it->is_null() ? "max_completion_tokens" : "max_tokens";
 }
 
 }  // namespace
@@ -248,6 +303,10 @@ ChatRequest parse_chat_request(const json& body) {
   Fields f(body);
   ChatRequest r;
   parse_common(f, r.gen);
+  if (r.gen.max_tokens && *r.gen.max_tokens == 0) {
+    const char* field = max_tokens_field(body);
+    throw bad_request(std::string("'") + field + "' must be at least 1", field);
+  }
   const json* messages = f.get("messages");
   if (!messages) throw bad_request("'messages' is required", "messages");
   validate_messages(*messages);
@@ -302,6 +361,26 @@ ChatRequest parse_chat_request(const json& body) {
     r.chat_template_kwargs = *v;
   }
   if (auto v = f.boolean("add_generation_prompt")) r.add_generation_prompt = *v;
+  if (auto v = f.boolean("continue_final_message")) r.continue_final_message = *v;
+  if (auto v = f.boolean("echo")) r.echo = *v;
+  if (r.continue_final_message) {
+    // As vLLM: the two ask for opposite prompts, and add_generation_prompt
+    // defaults to true, so a continuation must turn it off explicitly.
+    if (r.add_generation_prompt)
+      throw bad_request("'continue_final_message' and 'add_generation_prompt' cannot both be true: send "
+                        "\"add_generation_prompt\": false to continue the final message",
+                        "continue_final_message");
+    // A constrained output is matched from the start of the answer, which
+    // here began in the prompt: the constraint could not see that part.
+    const bool constrained_format =
+        r.response_format.is_object() && r.response_format["type"] != "text";
+    const bool forced_tool = r.tool_choice.is_object() || r.tool_choice == "required";
+    if (constrained_format || forced_tool)
+      throw bad_request(std::string("'continue_final_message' cannot be combined with ") +
+                            (constrained_format ? "a constrained 'response_format'" : "a forced 'tool_choice'") +
+                            ": the constraint would not see the part of the answer already in the prompt",
+                        constrained_format ? "response_format" : "tool_choice");
+  }
   f.reject_unknown();
   return r;
 }
@@ -312,24 +391,42 @@ CompletionRequest parse_completion_request(const json& body) {
   parse_common(f, r.gen);
   const json* prompt = f.get("prompt");
   if (!prompt) throw bad_request("'prompt' is required", "prompt");
-  if (prompt->is_string()) {
-    r.prompt_text = prompt->get<std::string>();
-  } else if (prompt->is_array() && !prompt->empty() && (*prompt)[0].is_number_integer()) {
-    for (const auto& t : *prompt) {
-      if (!t.is_number_integer()) wrong_type("prompt", "a string or an array of token ids", *prompt);
-      r.prompt_ids.push_back(token_id_of(t, "prompt"));
+  const char* shapes = "a string, an array of strings, an array of token ids or an array of arrays of token ids";
+  auto ids_of = [&](const json& a) {
+    CompletionRequest::Prompt p;
+    for (const auto& t : a) {
+      if (!t.is_number_integer()) wrong_type("prompt", shapes, *prompt);
+      p.ids.push_back(token_id_of(t, "prompt"));
     }
-  } else if (prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string()) {
-    r.prompt_text = (*prompt)[0].get<std::string>();
+    return p;
+  };
+  if (prompt->is_string()) {
+    r.prompts.push_back({prompt->get<std::string>(), {}});
+  } else if (!prompt->is_array() || prompt->empty()) {
+    throw bad_request(std::string("'prompt' must be ") + shapes + " (not empty)", "prompt");
+  } else if ((*prompt)[0].is_number_integer()) {
+    r.prompts.push_back(ids_of(*prompt));
   } else {
-    throw bad_request("'prompt' must be a string, a one-element array of strings or an array of token ids", "prompt");
+    for (const auto& p : *prompt) {
+      if (p.is_string()) {
+        r.prompts.push_back({p.get<std::string>(), {}});
+      } else if (p.is_array() && !p.empty()) {
+        r.prompts.push_back(ids_of(p));
+      } else {
+        throw bad_request(std::string("'prompt' must be ") + shapes + "; an element is neither a string nor a "
+                          "non-empty array of token ids", "prompt");
+      }
+    }
   }
   if (auto v = f.integer("logprobs", 0, 20)) {
     r.gen.logprobs = true;
     r.gen.top_logprobs = static_cast<int32_t>(*v);
   }
-  if (auto v = f.boolean("echo")) r.echo = *v;
-  if (r.echo) throw bad_request("'echo' is not supported by this server", "echo");
+  if (auto v = f.boolean("echo")) r.gen.echo = *v;
+  if (r.gen.max_tokens && *r.gen.max_tokens == 0 && !r.gen.echo) {
+    const std::string field = max_tokens_field(body);
+    throw bad_request("'" + field + "' must be at least 1 (0, the prompt alone, only with 'echo')", field);
+  }
   f.reject_unknown();
   return r;
 }

@@ -29,6 +29,19 @@ struct GenerationParams {
   bool continuous_usage = false;  // with include_usage: usage so far on every chunk (vLLM)
   bool skip_special_tokens = true;
   bool tokens_as_ids = false;     // return_tokens_as_token_ids (vLLM): logprob tokens as "token_id:N"
+  // Completions' echo: the prompt comes first in each choice's text (and,
+  // with logprobs, its tokens first in the logprobs, the first with null).
+  bool echo = false;
+  std::vector<std::string> echo_texts;  // set by the endpoint: each prompt as the client sent it
+  // Completions' echo with logprobs scores the prompt's tokens; chat's echo
+  // (vLLM) is text only.
+  bool echo_scores_prompt = true;
+  // vLLM's extensions, for clients and benchmark tools written for it.
+  bool ignore_eos = false;          // the seat's end tokens do not stop the output
+  int64_t min_tokens = 0;           // no stop token (end or stop_token_ids) before this many
+  std::vector<int32_t> allowed_token_ids;  // non-empty: only these are sampled
+  bool include_stop_str = false;    // include_stop_str_in_output: the matched stop string stays
+  std::optional<int64_t> truncate_prompt_tokens;  // keep the prompt's last N tokens (-1: max_model_len)
 };
 
 struct ChatRequest {
@@ -39,15 +52,20 @@ struct ChatRequest {
   nlohmann::json response_format;       // object or null
   nlohmann::json chat_template_kwargs;  // object (may be empty)
   bool add_generation_prompt = true;
+  bool continue_final_message = false;  // vLLM: the prompt ends inside the final message (chat_continuation.hpp)
+  bool echo = false;  // vLLM: the answer starts with the final message's text (chat_echo_text)
   bool parallel_tool_calls = true;      // false: at most one tool call
 };
 
 struct CompletionRequest {
   GenerationParams gen;
-  // Either text or token ids (one prompt; arrays of prompts are refused).
-  std::optional<std::string> prompt_text;
-  std::vector<int32_t> prompt_ids;
-  bool echo = false;
+  // One or more prompts (OpenAI: a string, an array of strings, an array
+  // of token ids, or an array of such arrays), each text or token ids.
+  struct Prompt {
+    std::optional<std::string> text;
+    std::vector<int32_t> ids;
+  };
+  std::vector<Prompt> prompts;
 };
 
 // Deepest nesting of arrays/objects a request body may have.

@@ -263,6 +263,9 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
       // Where tokens are chosen: the provider's sample op over the logits on
       // its device, or the engine's host sampler for providers without one.
       {"sampling", SEATRT_HAS_FIELD(kernels, seatrt_kernel_api, sample) && kernels->sample ? "kernel provider" : "host"},
+      // Whether requests may carry logit_bias (the host sampler honours it;
+      // a provider's sample op only with SEATRT_SAMPLE_LOGIT_BIAS, ABI 1.7).
+      {"logit_bias", rt.engine ? rt.engine->supports_logit_bias() : false},
       {"kv_pool", {{"dtype", engine::kv_dtype_name(plan.dtype)}, {"groups", kv_groups},
                    {"summary", engine::describe(plan)}}},
       {"memory_plan", {{"weights", mem.weight_bytes}, {"kv_pool", mem.kv_bytes},

@@ -8,6 +8,7 @@
 #include "api_error.hpp"
 #include "json_text.hpp"
 #include "generation.hpp"
+#include "responses_output.hpp"
 
 namespace seatrt::server {
 
@@ -129,16 +130,19 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
                      GenerationRecord* record) {
   GenerationRecord unused;
   GenerationRecord& rec = record ? *record : unused;
-  rec.prompt_tokens = static_cast<int64_t>(job.prompt.size());
+  int64_t prompt_tokens = 0;  // every prompt once, however many choices it has
+  for (const auto& p : job.prompts) prompt_tokens += static_cast<int64_t>(p.size());
+  rec.prompt_tokens = prompt_tokens;
   rec.stream = job.params.stream;
   const bool chat = job.flavor == Flavor::chat;
+  const bool responses = job.flavor == Flavor::responses;
   // Each choice waits in the queue as a request of its own: more than the
   // queue holds would get 429 however long the client retried.
   if (job.params.n > seat.max_queue)
     throw bad_request("'n' (" + std::to_string(job.params.n) + ") is more than this seat's queue holds "
                       "(server.max_queue = " + std::to_string(seat.max_queue) + ")",
                       "n");
-  Generation gen(seat, job.params, job.prompt, job.parser ? &*job.parser : nullptr);
+  Generation gen(seat, job.params, job.prompts, job.parser ? &*job.parser : nullptr);
   switch (gen.start()) {
     case Generation::Submit::ok: break;
     case Generation::Submit::queue_full:
@@ -150,19 +154,22 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
     case Generation::Submit::draining:
       throw ApiError(503, "ServiceUnavailableError", "the server is shutting down");
   }
-  const std::string id = random_id(chat ? "chatcmpl-" : "cmpl-");
+  const std::string id = random_id(responses ? "resp_" : chat ? "chatcmpl-" : "cmpl-");
   rec.id = id;
   const auto created = static_cast<int64_t>(std::time(nullptr));
-  const auto n = static_cast<size_t>(job.params.n);
+  const auto n = job.prompts.size() * static_cast<size_t>(job.params.n);
   std::vector<ChoiceState> choices(n);
   const bool stream = job.params.stream;
+  // Cached prompt tokens per prompt (the most any of its choices found),
+  // summed like prompt_tokens.
+  std::vector<int64_t> cached_per_prompt(job.prompts.size(), 0);
   int64_t cached_tokens = 0;
 
   auto usage = [&] {
     int64_t completion = 0;
     for (auto& c : choices) completion += c.completion_count;
-    const auto prompt = static_cast<int64_t>(job.prompt.size());
-    json u = {{"prompt_tokens", prompt}, {"completion_tokens", completion}, {"total_tokens", prompt + completion}};
+    json u = {{"prompt_tokens", prompt_tokens}, {"completion_tokens", completion},
+              {"total_tokens", prompt_tokens + completion}};
     // Always present, as OpenAI writes it (0 when nothing came from the cache).
     u["prompt_tokens_details"] = {{"cached_tokens", cached_tokens}};
     return u;
@@ -176,7 +183,29 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
     return c;
   };
 
+  // The Responses API's output: items built from the parsed deltas, and
+  // its own stream events (no chunks, no [DONE]).
+  std::optional<ResponsesOutput> response_output;
+  if (responses) {
+    ResponsesOutput::Emit emit;
+    if (stream)
+      emit = [&writer](const std::string& type, const json& event) {
+        return writer.write_named_event(type, json_text(event));
+      };
+    response_output.emplace(id, job.model, created, job.responses_echo, std::move(emit));
+  }
+  // A failure once the stream has begun: an error event (a failed response).
+  auto stream_failure = [&](int status, const char* type, const std::string& message) {
+    // The Responses API's error codes are a fixed set: "server_error" says it, the message says why.
+    if (responses) return response_output->fail("server_error", message);
+    return writer.write_event(json_text(ApiError(status, type, message).to_json()));
+  };
+
   if (stream && !writer.start_events()) return 200;
+  if (stream && responses && !response_output->start()) {
+    gen.cancel();
+    return 499;
+  }
   bool gone = false;
   std::string failure;
   bool failure_non_finite = false;
@@ -196,7 +225,7 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
         failure_status = 503;
         failure = "the server is shutting down: its drain_timeout_s (" + std::to_string(seat.drain_timeout_s) +
                   " s) passed before this request finished";
-        if (stream) writer.write_event(json_text(ApiError(503, "ServiceUnavailableError", failure).to_json()));
+        if (stream) stream_failure(503, "ServiceUnavailableError", failure);
         break;
       }
       if (std::chrono::duration<double>(now - gen.start_time()).count() > seat.request_timeout_s) {
@@ -204,7 +233,7 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
         failure_status = 504;
         failure = "the request ran longer than the seat's request_timeout_s (" +
                   std::to_string(seat.request_timeout_s) + " s) and was cancelled";
-        if (stream) writer.write_event(json_text(ApiError(504, "TimeoutError", failure).to_json()));
+        if (stream) stream_failure(504, "TimeoutError", failure);
         break;
       }
       if (writer.client_gone()) {
@@ -216,7 +245,7 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
     auto& st = choices[static_cast<size_t>(ev->index)];
     st.completion_count = std::max(st.completion_count, ev->completion_tokens);
     const auto now = Clock::now();
-    if (!ev->logprobs.empty() || !ev->delta.empty()) {
+    if (!ev->echo && (!ev->logprobs.empty() || !ev->delta.empty())) {  // an echoed prompt is no token
       if (!st.last_token) {
         metrics.observe_ttft(std::chrono::duration<double>(now - gen.start_time()).count());
       } else {
@@ -228,7 +257,10 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
       ++done;
       st.finished = true;
       st.completion_count = ev->completion_tokens;
-      cached_tokens = std::max(cached_tokens, ev->cached_tokens);
+      auto& cached = cached_per_prompt[static_cast<size_t>(ev->index) / static_cast<size_t>(job.params.n)];
+      cached = std::max(cached, ev->cached_tokens);
+      cached_tokens = 0;
+      for (int64_t c : cached_per_prompt) cached_tokens += c;
       if (!ev->error.empty()) {
         st.error = ev->error;
         st.non_finite = ev->non_finite;
@@ -246,6 +278,19 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
     std::vector<int32_t> started;
     for (const auto& c : st.calls) started.push_back(c.index);
     merge_calls(st.calls, ev->delta.tool_calls);
+    if (responses) {
+      if (failure.empty() &&
+          !response_output->add(ev->delta, job.params.logprobs ? chat_logprob_entries(ev->logprobs) : json::array(),
+                                ev->completion_tokens, ev->finished && ev->finish_reason == "length")) {
+        gone = true;
+        break;
+      }
+      if (stream && !failure.empty()) {
+        stream_failure(500, failure_non_finite ? "NonFiniteLogitsError" : "InternalServerError", failure);
+        break;
+      }
+      continue;
+    }
     if (chat) {
       if (job.params.logprobs)
         for (auto& e : chat_logprob_entries(ev->logprobs)) st.chat_logprobs.push_back(e);
@@ -254,8 +299,8 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
         st.completion_tokens.push_back(lp.token);
         st.completion_offsets.push_back(st.next_offset);
         st.next_offset += characters(lp.text);
-        st.completion_token_logprobs.push_back(lp.logprob);
-        st.completion_top.push_back(completion_top_entry(lp));
+        st.completion_token_logprobs.push_back(lp.has_logprob ? json(lp.logprob) : json(nullptr));
+        st.completion_top.push_back(lp.has_logprob ? completion_top_entry(lp) : json(nullptr));
       }
     }
     if (!stream) continue;
@@ -294,8 +339,8 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
           offsets.push_back(offset);
           offset += characters(lp.text);
           toks.push_back(lp.token);
-          lps.push_back(lp.logprob);
-          tops.push_back(completion_top_entry(lp));
+          lps.push_back(lp.has_logprob ? json(lp.logprob) : json(nullptr));
+          tops.push_back(lp.has_logprob ? completion_top_entry(lp) : json(nullptr));
         }
         logprobs = {{"tokens", toks}, {"token_logprobs", lps}, {"top_logprobs", tops}, {"text_offset", offsets}};
       }
@@ -318,12 +363,17 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
   rec.cached_tokens = cached_tokens;
   rec.error = failure;
   // Work done counts whoever stayed to see it.
-  metrics.add_tokens(static_cast<int64_t>(job.prompt.size()), rec.completion_tokens);
+  metrics.add_tokens(prompt_tokens, rec.completion_tokens);
   if (gone) {
     gen.cancel();
     return 499;  // client closed the request
   }
 
+  if (stream && responses) {
+    if (failure.empty()) response_output->finish(choices[0].finish_reason, usage());
+    writer.end_events();
+    return failure.empty() ? 200 : failure_status;
+  }
   if (stream) {
     if (failure.empty() && job.params.include_usage) {
       json last = chunk(json::array());
@@ -341,6 +391,11 @@ int serve_generation(const SeatRuntime& seat, Metrics& metrics, const Generation
                                 : json_text(error_event(failure, failure_non_finite));
     writer.send(failure_status, "application/json", body);
     return failure_status;
+  }
+  if (responses) {
+    response_output->finish(choices[0].finish_reason, usage());
+    writer.send(200, "application/json", json_text(response_output->response()));
+    return 200;
   }
   json list = json::array();
   for (size_t i = 0; i < n; ++i) {

@@ -16,14 +16,18 @@
 
 namespace seatrt::server {
 
-enum class Flavor { chat, completion };
+enum class Flavor { chat, completion, responses };
 
 struct GenerationJob {
   Flavor flavor = Flavor::chat;
   std::string model;  // the served name the client used
   GenerationParams params;
-  std::vector<int32_t> prompt;
+  // One prompt, or several (completions): each gets params.n choices, in
+  // order (choice index = prompt index * n + j, as OpenAI numbers them).
+  std::vector<std::vector<int32_t>> prompts;
   std::optional<ParserRequestInfo> parser;
+  // Flavor::responses: the request's fields the Response object repeats.
+  nlohmann::ordered_json responses_echo;
   // Set when a drain's drain_timeout_s has passed: the generation ends with
   // a 503 (an error event when streaming) instead of being cut off.
   const std::atomic<bool>* drain_expired = nullptr;

@@ -319,6 +319,37 @@ TEST_CASE("route (ABI 1.5) goes to the primary, else a same-device fallback, and
   CHECK(without.table()->route == nullptr);
 }
 
+seatrt_status* sample(seatrt_kernel_context*, seatrt_stream, const seatrt_sample_args*) { return nullptr; }
+
+TEST_CASE("sample_features (ABI 1.7) are those of the provider that serves sample") {
+  seatrt_kernel_api gpu = provider(SEATRT_DEVICE_CUDA, create_a);
+  gpu.sample = sample;
+  gpu.sample_features = SEATRT_SAMPLE_LOGIT_BIAS;
+  seatrt_kernel_api cpu = provider(SEATRT_DEVICE_CPU, create_b);
+  cpu.sample = sample;
+  KernelDispatch dispatch({&gpu, "cuda"}, {&cpu, "cpu"});
+  CHECK(dispatch.table()->sample_features == SEATRT_SAMPLE_LOGIT_BIAS);
+
+  // A 1.6 provider (table ending before the field) whose memory there is
+  // set: read as 0, so a bias it would ignore is never handed to it.
+  seatrt_kernel_api old_gpu = gpu;
+  old_gpu.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, sample_features));
+  KernelDispatch old_dispatch({&old_gpu, "cuda"}, {&cpu, "cpu"});
+  CHECK(old_dispatch.table()->sample != nullptr);
+  CHECK(old_dispatch.table()->sample_features == 0);
+
+  // A same-device primary without sample: the fallback serves it, with its
+  // own features (none here, then the bias bit).
+  seatrt_kernel_api cpu_a = provider(SEATRT_DEVICE_CPU, create_a);
+  cpu_a.sample_features = SEATRT_SAMPLE_LOGIT_BIAS;  // no sample op: says nothing
+  KernelDispatch via_fallback({&cpu_a, "A"}, {&cpu, "B"});
+  CHECK(source_of(via_fallback, "sample") == "B");
+  CHECK(via_fallback.table()->sample_features == 0);
+  cpu.sample_features = SEATRT_SAMPLE_LOGIT_BIAS;
+  KernelDispatch via_fallback_bias({&cpu_a, "A"}, {&cpu, "B"});
+  CHECK(via_fallback_bias.table()->sample_features == SEATRT_SAMPLE_LOGIT_BIAS);
+}
+
 TEST_CASE("a GPU provider missing an operation is not staged through the CPU") {
   seatrt_kernel_api gpu = provider(SEATRT_DEVICE_CUDA, create_a);
   gpu.rms_norm = rms_norm;

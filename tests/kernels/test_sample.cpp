@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <map>
 #include <set>
 #include <numeric>
@@ -236,4 +237,91 @@ TEST_CASE("sample refuses bad rows and outputs") {
   args.logits = logits.get();
   args.rows = rows.data();
   CHECK(test::error_of([&] { cpu::sample(ctx(), &args); }) == SEATRT_ERR_INVALID_ARG);  // token NULL
+}
+
+TEST_CASE("logit bias (ABI 1.7): added to the raw logit before the penalties; logprobs stay raw") {
+  Tensor logits(SEATRT_DTYPE_F32, {2, 6});
+  const double raw[6] = {3.0, 0.75, -1.0, 2.5, 0.0, 1.0};
+  for (int64_t r = 0; r < 2; ++r)
+    for (int64_t i = 0; i < 6; ++i) logits.set(r * 6 + i, raw[i]);
+  std::vector<seatrt_sampling_row> rows(2, greedy_row());
+  // Row 0: +4 lifts token 2 from -1 to 3.0 + ... = 3.0: a tie with token 0,
+  // which the lower id wins; +4.5 makes token 2 the argmax (3.5).
+  const int32_t ids0[] = {2};
+  float lift = 4.0f;
+  rows[0].bias_ids = ids0;
+  rows[0].bias_values = &lift;
+  rows[0].num_bias = 1;
+  // Row 1: -100 on the argmax (0) and +0.25 on token 5: 2.5 (token 3) wins.
+  const int32_t ids1[] = {0, 5};
+  const float values1[] = {-100.0f, 0.25f};
+  rows[1].bias_ids = ids1;
+  rows[1].bias_values = values1;
+  rows[1].num_bias = 2;
+  Outputs o = run(logits, rows, 2);
+  CHECK(o.token[0] == 0);
+  CHECK(o.token[1] == 3);
+  lift = 4.5f;
+  o = run(logits, rows, 2);
+  CHECK(o.token[0] == 2);
+  // The reported logprobs are those of the raw logits, bias or not.
+  CHECK(o.logprob[0] == Approx(log_softmax_at(logits, 0, 2)).epsilon(1e-6));
+  CHECK(o.top_ids[0] == 0);
+  CHECK(o.top_ids[1] == 3);
+  CHECK(o.logprob[1] == Approx(log_softmax_at(logits, 1, 3)).epsilon(1e-6));
+  // Seeded sampling obeys a -100 ban: token 0 never comes out of row 1.
+  rows[1].temperature = 1.0f;
+  rows[1].seed = 11;
+  for (uint64_t step = 0; step < 50; ++step) {
+    rows[1].step = step;
+    CHECK(run(logits, rows, 0).token[1] != 0);
+  }
+}
+
+TEST_CASE("logit bias comes before the repetition penalty, as in vLLM") {
+  Tensor logits(SEATRT_DTYPE_F32, {1, 2});
+  logits.set(0, 3.0);
+  logits.set(1, 0.75);
+  std::vector<seatrt_sampling_row> rows(1, greedy_row());
+  const int32_t prompt[] = {0};
+  const int32_t ids[] = {0};
+  const float values[] = {-1.0f};
+  rows[0].prompt_tokens = prompt;
+  rows[0].num_prompt_tokens = 1;
+  rows[0].repetition_penalty = 2.0f;
+  rows[0].bias_ids = ids;
+  rows[0].bias_values = values;
+  rows[0].num_bias = 1;
+  // Bias first: (3 - 1) / 2 = 1.0 > 0.75.  Penalty first: 3 / 2 - 1 = 0.5 < 0.75.
+  CHECK(run(logits, rows, 0).token[0] == 0);
+}
+
+TEST_CASE("logit bias: a 1.6 caller's row has none; bad bias lists are refused") {
+  Tensor logits(SEATRT_DTYPE_F32, {1, 8});
+  for (int64_t i = 0; i < 8; ++i) logits.set(i, static_cast<double>(i));  // 7 is the argmax
+  std::vector<seatrt_sampling_row> rows(1, greedy_row());
+  int32_t ids[] = {1, 3};
+  float values[] = {100.0f, 0.0f};
+  rows[0].bias_ids = ids;
+  rows[0].bias_values = values;
+  rows[0].num_bias = 2;
+  CHECK(run(logits, rows, 0).token[0] == 1);
+  // struct_size as a 1.6 host compiled it: the fields beyond are not read.
+  rows[0].struct_size = offsetof(seatrt_sampling_row, bias_ids);
+  CHECK(run(logits, rows, 0).token[0] == 7);
+  rows[0].struct_size = sizeof(seatrt_sampling_row);
+  std::string msg;
+  ids[1] = 1;  // repeated
+  CHECK(test::error_of([&] { run(logits, rows, 0); }, &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK_THAT(msg, Catch::Contains("bias_ids[1]"));
+  ids[1] = 8;  // outside the vocabulary
+  CHECK(test::error_of([&] { run(logits, rows, 0); }, &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK_THAT(msg, Catch::Contains("outside the vocabulary"));
+  ids[1] = 3;
+  values[1] = NAN;
+  CHECK(test::error_of([&] { run(logits, rows, 0); }, &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK_THAT(msg, Catch::Contains("bias_values[1]"));
+  values[1] = 0.0f;
+  rows[0].bias_values = nullptr;
+  CHECK(test::error_of([&] { run(logits, rows, 0); }) == SEATRT_ERR_INVALID_ARG);
 }

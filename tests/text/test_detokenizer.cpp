@@ -138,3 +138,28 @@ TEST_CASE("stop strings: streamed token by token over the corpus equals a one-sh
     CHECK(out == text.substr(0, text.find(stop)));
   }
 }
+
+TEST_CASE("detokenizer: a held byte run that spells whole characters is readable; a stop can be tested first") {
+  const Tokenizer& tok = test_tokenizer();
+  StreamingDetokenizer stream(tok, false);
+  CHECK(stream.push(tok.token_id("<0xE2>")).empty());
+  CHECK(stream.held_complete_text().empty());  // a character's first byte alone
+  CHECK(stream.push(tok.token_id("<0x98>")).empty());
+  CHECK(stream.held_complete_text().empty());
+  CHECK(stream.push(tok.token_id("<0x95>")).empty());
+  CHECK(stream.held_complete_text() == "\xE2\x98\x95");  // U+2615, still held
+  CHECK(stream.push(tok.token_id("<0xFF>")).empty());  // never valid: the run now decodes to U+FFFD per byte
+  CHECK(stream.held_complete_text().empty());
+  CHECK(stream.finish() == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // the whole run, as the reference
+
+  StopStringMatcher stops({"\xE2\x98\x95", "xyz"});
+  CHECK_FALSE(stops.would_stop(""));
+  CHECK(stops.push("ab x").text == "ab ");  // "x" held: it may start "xyz"
+  CHECK(stops.would_stop("yz"));             // across the held text
+  CHECK(stops.would_stop("\xE2\x98\x95"));
+  CHECK_FALSE(stops.would_stop("y"));
+  CHECK_FALSE(stops.stopped());              // would_stop changes nothing
+  const auto r = stops.push("y!");
+  CHECK(r.text == "xy!");
+  CHECK(r.stop_index == -1);
+}

@@ -2,8 +2,10 @@
 """End-to-end check of `seatrt parse`: every golden case's model output (its
 tokens joined into text, re-tokenized by the given tokenizer) run through the
 parser plugin by the CLI, non-streaming and streaming, must give the golden
-message (from the independent oracle) and finish_reason; every streamed
-tool_calls delta must carry index, id, type and function name.
+message (from the independent oracle) and finish_reason; streamed tool_calls
+deltas are OpenAI's: a call's first delta carries index, id, type and
+function name, the later ones index and arguments only (so the openai SDK's
+stream helper, which concatenates every string it is sent, gets the name once).
 
 Usage: check_cli.py SEATRT TOKENIZER_JSON PLUGIN_DIR GOLDEN_JSON
 """
@@ -52,8 +54,11 @@ def main():
                 last_reason = c["finish_reason"] or last_reason
                 content += d.get("content") or ""
                 for tc in d.get("tool_calls", []):
-                    if not all(k in tc for k in ("index", "id", "type")) or not tc.get("function", {}).get("name"):
-                        problems.append("tool_calls delta without index/id/type/name: %s" % raw)
+                    first = tc.get("index") not in calls
+                    named = all(k in tc for k in ("id", "type")) and bool(tc.get("function", {}).get("name"))
+                    if "index" not in tc or named != first or (not first and "name" in tc.get("function", {})):
+                        problems.append("tool_calls delta %s: id/type/name must come in a call's first delta "
+                                        "only: %s" % ("first" if first else "later", raw))
                     calls.setdefault(tc["index"], "")
                     calls[tc["index"]] += tc["function"]["arguments"]
             expected_calls = [c["function"]["arguments"] for c in case["message"].get("tool_calls") or []]

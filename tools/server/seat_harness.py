@@ -174,8 +174,8 @@ max_num_seqs = {max_num_seqs}
 max_num_batched_tokens = {max_num_batched_tokens}
 
 [parsers]
-tool = "{tool_parser}"
-reasoning = "{reasoning_parser}"
+{'tool = "%s"' % tool_parser if tool_parser else ""}
+{'reasoning = "%s"' % reasoning_parser if reasoning_parser else ""}
 exclude_tools_when_tool_choice_none = true
 
 [parsers.chat_template_kwargs]

@@ -9,6 +9,7 @@ import http.client
 import json
 import signal
 import threading
+import time
 import unittest
 
 from seat_harness import API_KEY, Seat
@@ -61,6 +62,31 @@ class BadPluginTest(unittest.TestCase):
         t.join(60)
         self.assertEqual(status, 500, text)
         self.assertEqual(result["normal"][0], 200, result["normal"][1])
+
+
+    def test_a_slow_parser_delays_only_its_own_request(self):
+        # MB_SLOW's feed takes 20 ms a token.  After its first slow call its
+        # later ones run off the engine thread, so a request beside it runs
+        # at full speed: it ends while the slow one (started first, as long)
+        # is still going.  Inline, every step would wait 20 ms for the slow
+        # parser and the slow request would end first.
+        result = {}
+
+        def slow():
+            result["slow"] = self.chat("please MB_SLOW now", max_tokens=80)  # >= 1.6 s
+
+        t = threading.Thread(target=slow)
+        t.start()
+        time.sleep(0.15)
+        status, text, _ = self.chat("ramble on", max_tokens=40)
+        slow_still_running = t.is_alive()
+        t.join(60)
+        self.assertEqual(status, 200, text)
+        self.assertEqual(result["slow"][0], 200, result["slow"][1])
+        self.assertEqual(json.loads(result["slow"][1])["usage"]["completion_tokens"], 80)
+        self.assertTrue(slow_still_running)
+        status, metrics = self.seat.get("/metrics")
+        self.assertRegex(metrics, r"seatrt_slow_output_sequences_total [1-9]")
 
 
 class DrainTimeoutTest(unittest.TestCase):

@@ -184,5 +184,27 @@ class ChoicesBeyondTheQueueTest(unittest.TestCase):
             self.assertEqual(status, 200, text)
 
 
+class SeatWithoutParsersTest(unittest.TestCase):
+    # Tools and response formats are the tool parser plugin's to serve: a
+    # seat without one refuses them rather than answer as if none were sent.
+    def test_tools_and_formats_are_refused_not_ignored(self):
+        tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+        msgs = [{"role": "user", "content": "hi"}]
+        with Seat(tool_parser=None, reasoning_parser=None) as seat:
+            for extra, param in [({"tools": [tool]}, "tools"),
+                                 ({"tools": [tool], "tool_choice": "required"}, "tools"),
+                                 ({"response_format": {"type": "json_object"}}, "response_format")]:
+                status, text, _ = seat.post("/v1/chat/completions", dict({"model": MODEL, "messages": msgs,
+                                                                          "max_tokens": 2}, **extra))
+                self.assertEqual(status, 400, (extra, text))
+                error = json.loads(text)["error"]
+                self.assertEqual(error["param"], param)
+                self.assertIn("no tool parser", error["message"])
+            for extra in ({"tools": [tool], "tool_choice": "none"}, {"response_format": {"type": "text"}}, {}):
+                status, text, _ = seat.post("/v1/chat/completions", dict({"model": MODEL, "messages": msgs,
+                                                                          "max_tokens": 2}, **extra))
+                self.assertEqual(status, 200, (extra, text))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -43,6 +43,43 @@ class OpenAIApiTest(SharedSeatTest):
         self.assertEqual(r.usage.completion_tokens, len(ids(msg.content)) + 1)  # and the end token, as vLLM counts
         self.assertGreater(r.usage.prompt_tokens, 0)
 
+    def test_models_retrieve_and_version(self):
+        self.assertEqual(self.client.models.retrieve("scripted-alias").id, "scripted-alias")
+        self.assertEqual(self.client.models.retrieve("scripted").model_extra["max_model_len"], 512)
+        with self.assertRaises(openai.NotFoundError):
+            self.client.models.retrieve("scripted/../scripted")  # sent as one percent-encoded segment
+        self.assertEqual(self.seat.get("/v1/models/scripted", key=None)[0], 401)
+        # /version (vLLM's): the project's version, no key needed.
+        import os
+        import re
+        with open(os.path.join(os.path.dirname(__file__), "..", "..", "CMakeLists.txt")) as f:
+            version = re.search(r"project\(seatrt VERSION ([0-9.]+)", f.read()).group(1)
+        status, text = self.seat.get("/version", key=None)
+        self.assertEqual((status, json.loads(text)), (200, {"version": version}))
+
+    def test_seatrt_bench_reports_the_engine_steps_it_drove(self):
+        import os
+        import subprocess
+        import tempfile
+        from seat_harness import build_dir
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "bench.json")
+            run = subprocess.run([os.path.join(build_dir(), "bin", "seatrt"), "bench", self.seat.base_url,
+                                  "--concurrency", "2", "--gen-tokens", "8", "--prompt-tokens", "16",
+                                  "--requests-per-stream", "2", "--json", out],
+                                 env=dict(os.environ, SEATRT_API_KEY=API_KEY), capture_output=True, text=True,
+                                 timeout=120)
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+            with open(out) as f:
+                level = json.load(f)["decode"][0]
+        self.assertEqual((level["requests"], level["failed"], level["completion_tokens"]), (4, 0, 32))
+        # Two streams of 8 tokens at a time: at least 16 steps (8 per request pair), at most 2 tokens each.
+        self.assertGreaterEqual(level["engine_steps"], 16)
+        self.assertLessEqual(level["engine_tokens_per_step"], 2.0)
+        self.assertGreater(level["engine_model_us_per_step"], 0)
+        self.assertGreaterEqual(level["engine_host_us_per_step"], 0)
+        self.assertIn("engine:", run.stdout)
+
     def test_alias_answers_under_its_own_name(self):
         r = self.client.chat.completions.create(model="scripted-alias", max_tokens=4,
                                                 messages=[{"role": "user", "content": "hi"}])
@@ -85,6 +122,35 @@ class OpenAIApiTest(SharedSeatTest):
         self.assertEqual(r.usage.completion_tokens, 8)
         self.assertEqual(r.usage.prompt_tokens, len(_tok.encode("Once upon a time", add_special_tokens=True).ids))
         self.assertTrue(r.choices[0].text)
+
+    def test_completions_with_several_prompts_number_choices_per_prompt(self):
+        prompts = ["Once upon a time", "The quick brown fox"]
+        alone = [self.client.completions.create(model=MODEL, prompt=p, max_tokens=3, temperature=0).choices[0].text
+                 for p in prompts]
+        r = self.client.completions.create(model=MODEL, prompt=prompts, max_tokens=3, temperature=0, n=2, echo=True)
+        self.assertEqual([c.index for c in r.choices], [0, 1, 2, 3])
+        self.assertEqual([c.text for c in r.choices],
+                         [prompts[0] + alone[0]] * 2 + [prompts[1] + alone[1]] * 2)
+        counted = sum(len(_tok.encode(p, add_special_tokens=True).ids) for p in prompts)
+        self.assertEqual(r.usage.prompt_tokens, counted)  # each prompt once, whatever n
+        self.assertEqual(r.usage.completion_tokens, 12)
+        # Token-id prompts, streamed: every choice's chunks carry its index.
+        id_prompts = [ids("Once upon a time"), ids("red green blue")]
+        texts = {}
+        for chunk in self.client.completions.create(model=MODEL, prompt=id_prompts, max_tokens=3, temperature=0,
+                                                    stream=True):
+            for c in chunk.choices:
+                texts[c.index] = texts.get(c.index, "") + c.text
+        single = self.client.completions.create(model=MODEL, prompt=id_prompts[1], max_tokens=3, temperature=0)
+        self.assertEqual(sorted(texts), [0, 1])
+        self.assertEqual(texts[1], single.choices[0].text)
+        for bad in ([[], [1, 2]], [1, "x"], ["x", 5], [[1, "x"]]):
+            status, text, _ = self.seat.post("/v1/completions", {"model": MODEL, "prompt": bad, "max_tokens": 2})
+            self.assertEqual(status, 400, (bad, text))
+            self.assertEqual(json.loads(text)["error"]["param"], "prompt", bad)
+        status, text, _ = self.seat.post("/v1/completions", {"model": MODEL, "prompt": ["x"] * 1000, "max_tokens": 2})
+        self.assertEqual(status, 400, text)
+        self.assertIn("max_queue", json.loads(text)["error"]["message"])
 
     def test_completions_top_logprobs_list_the_likeliest_first(self):
         # The legacy format is a dict per position: the client keeps the
@@ -150,6 +216,70 @@ class OpenAIApiTest(SharedSeatTest):
             for c in chunk.choices:
                 text += c.delta.content or ""
         self.assertEqual(text, "one two three ")
+
+    # -------------------------------------------------- vLLM's extensions
+    def test_ignore_eos_and_min_tokens_run_past_the_end_token(self):
+        script = ids(SCRIPTS["HELLO_PROSE"])
+        plain = self.chat("Please HELLO_PROSE now", max_tokens=40, temperature=0)
+        self.assertEqual(plain.usage.completion_tokens, len(script) + 1)  # and <turn|>
+        for extra in ({"ignore_eos": True}, {"min_tokens": len(script) + 4}):
+            r = self.chat("Please HELLO_PROSE now", max_tokens=len(script) + 6, temperature=0, extra_body=extra)
+            self.assertEqual(r.choices[0].finish_reason, "length", extra)
+            self.assertEqual(r.usage.completion_tokens, len(script) + 6, extra)
+            self.assertTrue(r.choices[0].message.content.startswith(SCRIPTS["HELLO_PROSE"]), extra)
+        # min_tokens already reached: the end token stops it as before.
+        r = self.chat("Please HELLO_PROSE now", max_tokens=40, temperature=0, extra_body={"min_tokens": 3})
+        self.assertEqual(r.usage.completion_tokens, len(script) + 1)
+        status, text, _ = self.seat.post("/v1/chat/completions", {
+            "model": MODEL, "messages": [{"role": "user", "content": "x"}], "max_tokens": 2, "min_tokens": 3})
+        self.assertEqual(status, 400, text)
+        self.assertEqual(json.loads(text)["error"]["param"], "min_tokens")
+
+    def test_min_tokens_defers_stop_strings_too(self):
+        # As vLLM: before min_tokens no stop string ends the output.
+        r = self.chat("Please COUNT_STOP now", max_tokens=40, temperature=0, stop=["two"])
+        self.assertEqual(r.choices[0].message.content, "one ")
+        r = self.chat("Please COUNT_STOP now", max_tokens=40, temperature=0, stop=["two"],
+                      extra_body={"min_tokens": 4})
+        self.assertEqual(r.choices[0].message.content, SCRIPTS["COUNT_STOP"])
+
+    def test_allowed_token_ids_limit_every_draw(self):
+        allowed = ids(" apple") + ids(" pear")
+        r = self.client.completions.create(model=MODEL, prompt="Once upon a time", max_tokens=8, temperature=1.0,
+                                           seed=3, logprobs=0,
+                                           extra_body={"allowed_token_ids": allowed, "return_tokens_as_token_ids": True})
+        drawn = [int(t.split(":")[1]) for t in r.choices[0].logprobs.tokens]
+        self.assertEqual(len(drawn), 8)
+        self.assertTrue(set(drawn) <= set(allowed), drawn)
+        for bad in ([], [_tok.get_vocab_size() + 5], "1"):
+            status, text, _ = self.seat.post("/v1/completions", {"model": MODEL, "prompt": "x",
+                                                                 "allowed_token_ids": bad})
+            self.assertEqual(status, 400, (bad, text))
+            self.assertEqual(json.loads(text)["error"]["param"], "allowed_token_ids")
+
+    def test_include_stop_str_in_output_keeps_the_stop_string(self):
+        r = self.chat("Please COUNT_STOP now", max_tokens=40, temperature=0, stop=["three"],
+                      extra_body={"include_stop_str_in_output": True})
+        self.assertEqual(r.choices[0].message.content, "one two three")
+        self.assertEqual(r.choices[0].stop_reason, "three")
+        text = ""
+        for chunk in self.chat("Please COUNT_STOP now", max_tokens=40, temperature=0, stop=["four"], stream=True,
+                               extra_body={"include_stop_str_in_output": True}):
+            for c in chunk.choices:
+                text += c.delta.content or ""
+        self.assertEqual(text, "one two three four")
+
+    def test_truncate_prompt_tokens_keeps_the_last_tokens(self):
+        prompt = ids("alpha beta gamma delta epsilon zeta eta theta")
+        r = self.client.completions.create(model=MODEL, prompt=prompt, max_tokens=2, temperature=0, echo=True,
+                                           extra_body={"truncate_prompt_tokens": 4})
+        self.assertEqual(r.usage.prompt_tokens, 4)
+        self.assertTrue(r.choices[0].text.startswith(decode(prompt[-4:])))
+        r = self.chat("hi", max_tokens=2, extra_body={"truncate_prompt_tokens": 3})
+        self.assertEqual(r.usage.prompt_tokens, 3)
+        status, text, _ = self.seat.post("/v1/completions", {"model": MODEL, "prompt": "x",
+                                                             "truncate_prompt_tokens": 0})
+        self.assertEqual(status, 400, text)
 
     def test_stop_reason_names_what_stopped_the_output(self):
         # vLLM's stop_reason: the stop string, or the stop token's id when it
@@ -240,6 +370,89 @@ class OpenAIApiTest(SharedSeatTest):
         c = self.chat("random words", max_tokens=16, temperature=1.0, seed=999).choices[0].message.content
         self.assertEqual(a, b)
         self.assertNotEqual(a, c)
+
+    def test_a_seeded_prompt_answers_alike_alone_and_beside_others(self):
+        # vLLM: each prompt is a request of its own, choice j of each taking
+        # seed + j, so a batch of prompts reproduces one prompt at a time.
+        base = dict(model=MODEL, temperature=1.0, seed=1234, max_tokens=8)
+        alone = [c.text for c in self.client.completions.create(prompt="Tell me", n=2, **base).choices]
+        batch = [c.text for c in self.client.completions.create(prompt=["Something else", "Tell me"], n=2,
+                                                                **base).choices]
+        self.assertEqual(batch[2:], alone)
+        self.assertNotEqual(alone[0], alone[1])  # the two choices still differ
+
+    def test_a_stop_string_spelled_by_byte_tokens_stops_at_its_last_byte(self):
+        # U+2615 is three byte-fallback tokens: the output must end at the
+        # third, as at any other token, not one token later.
+        text = SCRIPTS["COFFEE_CUP"]
+        out_ids = ids(text)
+        k = next(n for n in range(1, len(out_ids) + 1) if "\u2615" in _tok.decode(out_ids[:n]))
+        prompt = "Please COFFEE_CUP now<|turn>model\n"
+        for max_tokens in (64, k):
+            for stream in (False, True):
+                with self.subTest(max_tokens=max_tokens, stream=stream):
+                    kw = dict(model=MODEL, prompt=prompt, max_tokens=max_tokens, temperature=0, stop=["\u2615"],
+                              logprobs=0)
+                    if stream:
+                        chunks = list(self.client.completions.create(stream=True,
+                                                                     stream_options={"include_usage": True}, **kw))
+                        got = "".join(c.choices[0].text for c in chunks if c.choices)
+                        finish = [c.choices[0].finish_reason for c in chunks if c.choices][-1]
+                        used = chunks[-1].usage.completion_tokens
+                    else:
+                        r = self.client.completions.create(**kw)
+                        got, finish, used = r.choices[0].text, r.choices[0].finish_reason, r.usage.completion_tokens
+                    self.assertEqual(got, text[:text.index("\u2615")])
+                    self.assertEqual(finish, "stop")
+                    self.assertEqual(used, k)
+
+    def test_a_null_max_completion_tokens_is_absent_in_errors_too(self):
+        for path, body in (("/v1/completions", {"prompt": "hi"}),
+                           ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}]})):
+            status, text, _ = self.seat.post(path, dict(body, model=MODEL, max_tokens=0, max_completion_tokens=None))
+            self.assertEqual(status, 400, text)
+            self.assertEqual(json.loads(text)["error"]["param"], "max_tokens", path)
+
+    # ------------------------------------------------------------ logit_bias
+    # On its script the scripted model gives the next token logit 30 and
+    # every other token -30 (off it, at most 4 and -20), so +100 on another
+    # token must win every step, -100 on the script's token must change the
+    # first one, and the logprobs reported stay those of the model's own
+    # logits (about -60 for the first token, the script's token still on top).
+    def test_logit_bias_steers_and_bans(self):
+        zebra = ids(" zebra")[0]
+        first = ids(SCRIPTS["HELLO_PROSE"])[0]
+        r = self.chat("Please HELLO_PROSE now", max_tokens=3, temperature=0, logprobs=True, top_logprobs=1,
+                      logit_bias={str(zebra): 100})
+        self.assertEqual(r.choices[0].message.content, decode([zebra] * 3))
+        content = r.choices[0].logprobs.content
+        self.assertEqual(len(content), 3)
+        self.assertLess(content[0].logprob, -50.0)
+        self.assertEqual(content[0].top_logprobs[0].token, decode([first]))
+        self.assertGreater(content[0].top_logprobs[0].logprob, -1e-3)
+        plain = self.chat("Please HELLO_PROSE now", max_tokens=2, temperature=0, logprobs=True)
+        self.assertEqual(plain.choices[0].logprobs.content[0].token, decode([first]))
+        banned = self.chat("Please HELLO_PROSE now", max_tokens=2, temperature=0, logprobs=True,
+                           logit_bias={str(first): -100})
+        self.assertNotEqual(banned.choices[0].logprobs.content[0].token,
+                            plain.choices[0].logprobs.content[0].token)
+        # The legacy endpoint and a seeded draw obey it as well.
+        c = self.client.completions.create(model=MODEL, prompt="Once upon a time", max_tokens=4, temperature=1.0,
+                                           seed=5, logit_bias={str(zebra): 100})
+        self.assertEqual(c.choices[0].text, decode([zebra] * 4))
+
+    def test_logit_bias_errors_name_the_entry(self):
+        vocab = _tok.get_vocab_size()
+        for bias, expect in [({"abc": 1}, "decimal"), ({"-1": 1}, "decimal"), ({"0x10": 1}, "decimal"),
+                             ({"5": 101}, "from -100 to 100"), ({"5": "1"}, "a number"),
+                             ({"5": 1, "05": 2}, "twice"), ({str(vocab + 10): 1}, "outside the vocabulary"),
+                             ([1, 2], "an object")]:
+            body = {"model": MODEL, "messages": [{"role": "user", "content": "x"}], "logit_bias": bias}
+            status, text, _ = self.seat.post("/v1/chat/completions", body)
+            self.assertEqual(status, 400, (bias, text))
+            err = json.loads(text)["error"]
+            self.assertIn(expect, err["message"], bias)
+            self.assertEqual(err["param"], "logit_bias", bias)
 
     def test_logprobs_are_finite_and_consistent(self):
         r = self.chat("Please HELLO_PROSE now", max_tokens=64, temperature=0, logprobs=True, top_logprobs=3)
@@ -370,6 +583,9 @@ class OpenAIApiTest(SharedSeatTest):
         self.assertEqual(status, 200)
         status, _ = self.seat.get("/v1/models", key=None)
         self.assertEqual(status, 401)
+        # Counted under the endpoint it was refused at, not as "other".
+        _, metrics = self.seat.get("/metrics")
+        self.assertRegex(metrics, r'seatrt_requests_total\{endpoint="models",status="401"\} [1-9]')
 
     def test_unknown_model_is_404_never_substituted(self):
         with self.assertRaises(openai.NotFoundError) as e:
@@ -431,6 +647,9 @@ class OpenAIApiTest(SharedSeatTest):
         self.assertEqual(json.loads(body)["tokens"], ids("Hello there"))
         status, body, _ = self.seat.post("/detokenize", {"model": MODEL, "tokens": ids("Hello there")})
         self.assertEqual(json.loads(body)["prompt"], decode(ids("Hello there")))
+        status, body, _ = self.seat.post("/detokenize", {"model": MODEL, "tokens": [5], "token": [6]})
+        self.assertEqual(status, 400, body)
+        self.assertEqual(json.loads(body)["error"]["param"], "token")
 
     def test_tokenize_messages_counts_what_the_chat_endpoint_prompts(self):
         # Tools and chat_template_kwargs change the rendered prompt: /tokenize
@@ -470,6 +689,7 @@ class OpenAIApiTest(SharedSeatTest):
         self.assertTrue(all(p["version"] for p in seat["plugins"]))
         # The CPU provider has a sample op: tokens are chosen there, not on the host.
         self.assertEqual(seat["sampling"], "kernel provider")
+        self.assertIs(seat["logit_bias"], True)
         self.assertIn("KV pool", self.seat.read_log())
         _, metrics = self.seat.get("/metrics")
         for name in ["seatrt_requests_total", "seatrt_prompt_tokens_total", "seatrt_generation_tokens_total",

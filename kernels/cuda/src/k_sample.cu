@@ -406,26 +406,48 @@ __device__ __forceinline__ float processed(float raw, int64_t id, int32_t counte
   return v == 0.0f ? 0.0f : v;  // -0 and +0 compare equal on the CPU: one key
 }
 
-// Penalised ids: counts[id] cleared, then marked, then z[id] recomputed.
-// Only ids in the row's token lists are ever read from counts.
-__device__ void apply_penalties(Row& r, const SampleProblem& p, const SampleRowParams& prm, const float* raw,
-                                float* z, int32_t* counts, const uint32_t* mask) {
+// The raw logit of `id` plus its bias (the CPU's one float add), if the
+// row's ascending bias list names it.
+__device__ __forceinline__ float biased(float raw, int32_t id, const int32_t* ids, const float* values, int64_t n) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    const int64_t mid = (lo + hi) / 2;
+    if (ids[mid] < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && ids[lo] == id ? __fadd_rn(raw, values[lo]) : raw;
+}
+
+// Biased and penalised ids (every id of the row's token lists and its bias
+// list): counts[id] cleared, then marked (penalties only), then z[id]
+// recomputed from the biased raw logit.  Only ids in these lists are ever
+// read from counts; an id in several lists gets the same value from every
+// thread that writes it.
+__device__ void apply_adjustments(Row& r, const SampleProblem& p, const SampleRowParams& prm, const float* raw,
+                                  float* z, int32_t* counts, const uint32_t* mask) {
   const int32_t* prompt = p.tokens + prm.prompt_offset;
   const int32_t* output = p.tokens + prm.output_offset;
-  const int64_t np = prm.penalize_prompt ? prm.num_prompt : 0;
-  const int64_t no = prm.num_output;
+  const int32_t* bias_ids = p.bias_ids + prm.bias_offset;
+  const float* bias_values = p.bias_values + prm.bias_offset;
+  const int64_t np = prm.penalize_output && prm.penalize_prompt ? prm.num_prompt : 0;
+  const int64_t no = prm.penalize_output ? prm.num_output : 0;
+  const int64_t nb = prm.num_bias;
   const int64_t start = r.first, step = r.stride;
-  for (int64_t j = start; j < np; j += step) counts[prompt[j]] = 0;
-  for (int64_t j = start; j < no; j += step) counts[output[j]] = 0;
-  __threadfence();
-  r.cluster.sync();
-  for (int64_t j = start; j < np; j += step) atomicOr(&counts[prompt[j]], kPromptBit);
-  for (int64_t j = start; j < no; j += step) atomicAdd(&counts[output[j]], 1);
-  __threadfence();
-  r.cluster.sync();
-  for (int64_t j = start; j < np + no; j += step) {
-    const int32_t id = j < np ? prompt[j] : output[j - np];
-    z[id] = processed(raw[id], id, counts[id], prm, mask);
+  if (prm.penalize_output) {
+    for (int64_t j = start; j < np; j += step) counts[prompt[j]] = 0;
+    for (int64_t j = start; j < no; j += step) counts[output[j]] = 0;
+    for (int64_t j = start; j < nb; j += step) counts[bias_ids[j]] = 0;
+    __threadfence();
+    r.cluster.sync();
+    for (int64_t j = start; j < np; j += step) atomicOr(&counts[prompt[j]], kPromptBit);
+    for (int64_t j = start; j < no; j += step) atomicAdd(&counts[output[j]], 1);
+    __threadfence();
+    r.cluster.sync();
+  }
+  for (int64_t j = start; j < np + no + nb; j += step) {
+    const int32_t id = j < np ? prompt[j] : j < np + no ? output[j - np] : bias_ids[j - np - no];
+    const int32_t counted = prm.penalize_output ? counts[id] : 0;
+    z[id] = processed(biased(raw[id], id, bias_ids, bias_values, nb), id, counted, prm, mask);
   }
   __threadfence();
   r.cluster.sync();
@@ -472,7 +494,8 @@ __global__ void __cluster_dims__(kCluster, 1, 1) __launch_bounds__(kThreads)
     return;
   }
   const float raw_max = a.fmax;
-  if (prm.penalize_output) apply_penalties(r, p, prm, raw, z, p.counts + row * p.vocab, mask);
+  if (prm.penalize_output || prm.num_bias > 0)
+    apply_adjustments(r, p, prm, raw, z, prm.penalize_output ? p.counts + row * p.vocab : nullptr, mask);
 
   // Greedy key (largest z, lowest id), candidates, log-sum-exp of the raw row.
   Partial b = identity();

@@ -31,6 +31,8 @@ struct SampleRowParams {
   int64_t output_offset = 0;
   int64_t num_output = 0;
   int64_t mask_offset = -1;  // into SampleProblem::masks, in words; -1: no mask
+  int64_t bias_offset = 0;   // into SampleProblem::bias_ids / bias_values
+  int64_t num_bias = 0;      // logit bias entries (ids ascending, distinct)
 };
 
 // One row's results (device memory, copied back to the host).
@@ -52,6 +54,8 @@ struct SampleProblem {
   const SampleRowParams* params = nullptr;  // [rows]
   const int32_t* tokens = nullptr;          // prompt and output tokens of every row
   const uint32_t* masks = nullptr;          // allowed-token masks of the rows that have one
+  const int32_t* bias_ids = nullptr;        // logit bias of every row (ABI 1.7)
+  const float* bias_values = nullptr;
   float* z = nullptr;                       // [rows, vocab] workspace: the processed logits
   int32_t* counts = nullptr;                // [rows, vocab] workspace (only read at penalised ids)
   SampleRowResult* results = nullptr;       // [rows]

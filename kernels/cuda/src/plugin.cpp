@@ -156,6 +156,7 @@ seatrt_kernel_api make_table() {
   t.moe = moe;
   t.gather_rows = gather_rows;
   t.sample = sample;
+  t.sample_features = SEATRT_SAMPLE_LOGIT_BIAS;  // ABI 1.7
   t.graph_begin = graph_begin;
   t.graph_end = graph_end;
   t.graph_launch = graph_launch;

@@ -1,16 +1,18 @@
 // sample: every row is sampled on the device (k_sample.cu); the host
-// checks the arguments, uploads each row's parameters, penalised token lists
-// and allowed-token mask into scratch memory, and copies back one small
+// checks the arguments, uploads each row's parameters, penalised token lists,
+// logit bias and allowed-token mask into scratch memory, and copies back one small
 // result per row (token, logprob, top logprobs, non-finite flag).
 //
 // The rule is the CPU provider's (kernels/cpu/op_sample.cpp), so that a
-// seeded request draws the same token on either provider: repetition
+// seeded request draws the same token on either provider: logit bias
+// (ABI 1.7), repetition
 // penalty (prompt + output tokens), frequency and presence penalties (output
 // tokens), allowed-token mask, then greedy (temperature < 1e-5, lowest id on
 // ties) or: divide by temperature, min_p, top_k, top_p, and an inverse-CDF
 // draw over the survivors sorted by (logit desc, id asc), with u = the top
 // 53 bits of the (step + 1)-th SplitMix64 output seeded with `seed`.
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -34,6 +36,10 @@ double uniform_draw(uint64_t seed, uint64_t step) {
   return static_cast<double>(z >> 11) * 0x1.0p-53;
 }
 
+int64_t bias_count(const seatrt_sampling_row& r) {
+  return r.struct_size >= offsetof(seatrt_sampling_row, num_bias) + sizeof r.num_bias ? r.num_bias : 0;
+}
+
 bool allowed(const seatrt_sampling_row& r, int64_t id) {
   return !r.allowed_mask || ((r.allowed_mask[id / 32] >> (id % 32)) & 1u) != 0;
 }
@@ -41,7 +47,8 @@ bool allowed(const seatrt_sampling_row& r, int64_t id) {
 void check_row(const seatrt_sampling_row& r, int64_t b, int64_t vocab) {
   const std::string op = "sample";
   const std::string n = "rows[" + std::to_string(b) + "]";
-  if (r.struct_size < sizeof(seatrt_sampling_row)) invalid(op, n + ".struct_size is too small");
+  // A 1.0-1.6 caller's row ends before the bias fields: no bias.
+  if (r.struct_size < offsetof(seatrt_sampling_row, bias_ids)) invalid(op, n + ".struct_size is too small");
   if (!std::isfinite(r.temperature) || r.temperature < 0.0f) invalid(op, n + ".temperature must be finite and >= 0");
   if (!(r.top_p > 0.0f && r.top_p <= 1.0f)) invalid(op, n + ".top_p must be in (0, 1]");
   if (r.top_k < 0) invalid(op, n + ".top_k is negative");
@@ -64,6 +71,15 @@ void check_row(const seatrt_sampling_row& r, int64_t b, int64_t vocab) {
     for (int64_t id = 0; id < vocab && !any; ++id) any = allowed(r, id);
     if (!any) invalid(op, n + ".allowed_mask allows no token");
   }
+  const int64_t nb = bias_count(r);
+  if (nb < 0) invalid(op, n + ".num_bias is negative");
+  if (nb > 0 && (!r.bias_ids || !r.bias_values)) invalid(op, n + ".bias_ids/bias_values are NULL");
+  for (int64_t i = 0; i < nb; ++i) {
+    const std::string at = n + ".bias_ids[" + std::to_string(i) + "]";
+    if (r.bias_ids[i] < 0 || r.bias_ids[i] >= vocab) invalid(op, at + " is outside the vocabulary");
+    if (i > 0 && r.bias_ids[i] <= r.bias_ids[i - 1]) invalid(op, at + " is not above the one before");
+    if (!std::isfinite(r.bias_values[i])) invalid(op, n + ".bias_values[" + std::to_string(i) + "] is not finite");
+  }
 }
 
 size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
@@ -74,7 +90,7 @@ void run_on_device(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_sam
   const int64_t B = m.rows, V = m.cols;
   const int64_t mask_words = (V + 31) / 32;
   std::vector<SampleRowParams> params(static_cast<size_t>(B));
-  int64_t num_tokens = 0, num_masks = 0;
+  int64_t num_tokens = 0, num_masks = 0, num_bias = 0;
   bool any_penalty = false;
   for (int64_t b = 0; b < B; ++b) {
     const seatrt_sampling_row& r = a.rows[b];
@@ -102,12 +118,17 @@ void run_on_device(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_sam
       any_penalty = true;
     }
     if (r.allowed_mask) p.mask_offset = mask_words * num_masks++;
+    p.num_bias = bias_count(r);
+    p.bias_offset = num_bias;
+    num_bias += p.num_bias;
   }
-  // Scratch: [params | tokens | masks] (uploaded) [results] [z] [counts].
+  // Scratch: [params | tokens | masks | bias ids | bias values] (uploaded)
+  // [results] [z] [counts].
   const size_t params_bytes = aligned(sizeof(SampleRowParams) * static_cast<size_t>(B));
   const size_t tokens_bytes = aligned(sizeof(int32_t) * static_cast<size_t>(num_tokens));
   const size_t masks_bytes = aligned(sizeof(uint32_t) * static_cast<size_t>(mask_words * num_masks));
-  const size_t upload_bytes = params_bytes + tokens_bytes + masks_bytes;
+  const size_t bias_bytes = aligned(sizeof(int32_t) * static_cast<size_t>(num_bias));  // ids; values the same
+  const size_t upload_bytes = params_bytes + tokens_bytes + masks_bytes + 2 * bias_bytes;
   const size_t results_bytes = aligned(sizeof(SampleRowResult) * static_cast<size_t>(B));
   const size_t z_bytes = aligned(sizeof(float) * static_cast<size_t>(B * V));
   const size_t counts_bytes = any_penalty ? aligned(sizeof(int32_t) * static_cast<size_t>(B * V)) : 0;
@@ -116,12 +137,19 @@ void run_on_device(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_sam
   std::memcpy(host, params.data(), sizeof(SampleRowParams) * params.size());
   auto* tokens = reinterpret_cast<int32_t*>(host + params_bytes);
   auto* masks = reinterpret_cast<uint32_t*>(host + params_bytes + tokens_bytes);
+  const size_t bias_at = params_bytes + tokens_bytes + masks_bytes;
+  auto* bias_ids = reinterpret_cast<int32_t*>(host + bias_at);
+  auto* bias_values = reinterpret_cast<float*>(host + bias_at + bias_bytes);
   for (int64_t b = 0; b < B; ++b) {
     const seatrt_sampling_row& r = a.rows[b];
     const SampleRowParams& p = params[static_cast<size_t>(b)];
     if (p.num_prompt) std::memcpy(tokens + p.prompt_offset, r.prompt_tokens, sizeof(int32_t) * static_cast<size_t>(p.num_prompt));
     if (p.num_output) std::memcpy(tokens + p.output_offset, r.output_tokens, sizeof(int32_t) * static_cast<size_t>(p.num_output));
     if (p.mask_offset >= 0) std::memcpy(masks + p.mask_offset, r.allowed_mask, sizeof(uint32_t) * static_cast<size_t>(mask_words));
+    if (p.num_bias) {
+      std::memcpy(bias_ids + p.bias_offset, r.bias_ids, sizeof(int32_t) * static_cast<size_t>(p.num_bias));
+      std::memcpy(bias_values + p.bias_offset, r.bias_values, sizeof(float) * static_cast<size_t>(p.num_bias));
+    }
   }
   cudaStream_t st = static_cast<cudaStream_t>(s);
   check(cudaMemcpyAsync(dev, host, upload_bytes, cudaMemcpyHostToDevice, st), "upload sampling parameters");
@@ -134,6 +162,8 @@ void run_on_device(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_sam
   p.params = reinterpret_cast<const SampleRowParams*>(dev);
   p.tokens = reinterpret_cast<const int32_t*>(dev + params_bytes);
   p.masks = reinterpret_cast<const uint32_t*>(dev + params_bytes + tokens_bytes);
+  p.bias_ids = reinterpret_cast<const int32_t*>(dev + bias_at);
+  p.bias_values = reinterpret_cast<const float*>(dev + bias_at + bias_bytes);
   p.results = reinterpret_cast<SampleRowResult*>(dev + upload_bytes);
   p.z = reinterpret_cast<float*>(dev + upload_bytes + results_bytes);
   p.counts = any_penalty ? reinterpret_cast<int32_t*>(dev + upload_bytes + results_bytes + z_bytes) : nullptr;

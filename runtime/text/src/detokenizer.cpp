@@ -34,6 +34,10 @@ std::string StreamingDetokenizer::push(int32_t id) {
 
 std::string StreamingDetokenizer::finish() { return flush_run(); }
 
+std::string_view StreamingDetokenizer::held_complete_text() const {
+  return utf8::is_valid(run_) ? std::string_view(run_) : std::string_view();
+}
+
 StopStringMatcher::StopStringMatcher(std::vector<std::string> stops) : stops_(std::move(stops)) {
   std::erase_if(stops_, [](const std::string& s) { return s.empty(); });
 }
@@ -70,6 +74,14 @@ StopStringMatcher::Result StopStringMatcher::push(std::string_view delta) {
   result.text = held_.substr(0, held_.size() - hold);
   held_.erase(0, held_.size() - hold);
   return result;
+}
+
+bool StopStringMatcher::would_stop(std::string_view delta) const {
+  if (stopped_ || delta.empty()) return false;
+  const std::string text = held_ + std::string(delta);
+  for (const auto& stop : stops_)
+    if (text.find(stop) != std::string::npos) return true;
+  return false;
 }
 
 std::string StopStringMatcher::finish() {

@@ -48,7 +48,7 @@ extern "C" {
 #endif
 
 #define SEATRT_ABI_MAJOR 1
-#define SEATRT_ABI_MINOR 6
+#define SEATRT_ABI_MINOR 7
 
 /* The one symbol a plugin library exports (see seatrt_plugin_init_fn). */
 #define SEATRT_PLUGIN_ENTRY_SYMBOL "seatrt_plugin_init"

@@ -153,7 +153,7 @@ SEATRT_STATIC_ASSERT(offsetof(struct seatrt_gather_rows_args, struct_size) == 0,
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_gather_rows_args, x) == 8, "ABI 1.0: seatrt_gather_rows_args.x moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_gather_rows_args, index) == 16, "ABI 1.0: seatrt_gather_rows_args.index moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_gather_rows_args, out) == 24, "ABI 1.0: seatrt_gather_rows_args.out moved");
-SEATRT_STATIC_ASSERT(sizeof(struct seatrt_sampling_row) >= 96, "ABI 1.0: seatrt_sampling_row shrank");
+SEATRT_STATIC_ASSERT(sizeof(struct seatrt_sampling_row) >= 120, "ABI 1.0: seatrt_sampling_row shrank");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_sampling_row, struct_size) == 0, "ABI 1.0: seatrt_sampling_row.struct_size moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_sampling_row, temperature) == 4, "ABI 1.0: seatrt_sampling_row.temperature moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_sampling_row, top_p) == 8, "ABI 1.0: seatrt_sampling_row.top_p moved");
@@ -170,6 +170,9 @@ SEATRT_STATIC_ASSERT(offsetof(struct seatrt_sampling_row, output_tokens) == 64, 
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_sampling_row, num_output_tokens) == 72, "ABI 1.0: seatrt_sampling_row.num_output_tokens moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_sampling_row, allowed_mask) == 80, "ABI 1.0: seatrt_sampling_row.allowed_mask moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_sampling_row, allowed_mask_words) == 88, "ABI 1.0: seatrt_sampling_row.allowed_mask_words moved");
+SEATRT_STATIC_ASSERT(offsetof(struct seatrt_sampling_row, bias_ids) == 96, "ABI 1.0: seatrt_sampling_row.bias_ids moved");
+SEATRT_STATIC_ASSERT(offsetof(struct seatrt_sampling_row, bias_values) == 104, "ABI 1.0: seatrt_sampling_row.bias_values moved");
+SEATRT_STATIC_ASSERT(offsetof(struct seatrt_sampling_row, num_bias) == 112, "ABI 1.0: seatrt_sampling_row.num_bias moved");
 SEATRT_STATIC_ASSERT(sizeof(struct seatrt_sample_args) >= 72, "ABI 1.0: seatrt_sample_args shrank");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_sample_args, struct_size) == 0, "ABI 1.0: seatrt_sample_args.struct_size moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_sample_args, logits) == 8, "ABI 1.0: seatrt_sample_args.logits moved");
@@ -268,7 +271,7 @@ SEATRT_STATIC_ASSERT(sizeof(struct seatrt_kernel_probe) >= 16, "ABI 1.0: seatrt_
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_probe, struct_size) == 0, "ABI 1.0: seatrt_kernel_probe.struct_size moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_probe, score) == 4, "ABI 1.0: seatrt_kernel_probe.score moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_probe, detail) == 8, "ABI 1.0: seatrt_kernel_probe.detail moved");
-SEATRT_STATIC_ASSERT(sizeof(struct seatrt_kernel_api) >= 328, "ABI 1.0: seatrt_kernel_api shrank");
+SEATRT_STATIC_ASSERT(sizeof(struct seatrt_kernel_api) >= 336, "ABI 1.0: seatrt_kernel_api shrank");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, struct_size) == 0, "ABI 1.0: seatrt_kernel_api.struct_size moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, device_kind) == 4, "ABI 1.0: seatrt_kernel_api.device_kind moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, probe) == 8, "ABI 1.0: seatrt_kernel_api.probe moved");
@@ -311,6 +314,7 @@ SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, qkv_norm_rope_store) == 
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, add_rms_norm_pair) == 304, "ABI 1.0: seatrt_kernel_api.add_rms_norm_pair moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, route) == 312, "ABI 1.0: seatrt_kernel_api.route moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, prefetch_weights) == 320, "ABI 1.0: seatrt_kernel_api.prefetch_weights moved");
+SEATRT_STATIC_ASSERT(offsetof(struct seatrt_kernel_api, sample_features) == 328, "ABI 1.0: seatrt_kernel_api.sample_features moved");
 SEATRT_STATIC_ASSERT(sizeof(struct seatrt_checkpoint_tensor) >= 88, "ABI 1.0: seatrt_checkpoint_tensor shrank");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_checkpoint_tensor, struct_size) == 0, "ABI 1.0: seatrt_checkpoint_tensor.struct_size moved");
 SEATRT_STATIC_ASSERT(offsetof(struct seatrt_checkpoint_tensor, dtype) == 4, "ABI 1.0: seatrt_checkpoint_tensor.dtype moved");

@@ -257,7 +257,21 @@ typedef struct seatrt_sampling_row {
    * or NULL for no constraint. */
   const uint32_t* allowed_mask;
   int64_t allowed_mask_words;
+  /* ---- ABI 1.7: additive logit bias (OpenAI `logit_bias`).  Before the
+   * penalties: z[bias_ids[i]] = raw + bias_values[i] (one IEEE float add),
+   * then repetition/frequency/presence as above on the biased value.  The
+   * ids are distinct, ascending and inside the vocabulary; the values are
+   * finite.  Logprobs stay those of the RAW logits.  A row filled by a 1.6
+   * caller ends before these fields (struct_size): no bias.  The host fills
+   * them only for a provider whose table sets SEATRT_SAMPLE_LOGIT_BIAS in
+   * sample_features; host memory, read during the call only. */
+  const int32_t* bias_ids;
+  const float* bias_values;
+  int64_t num_bias;
 } seatrt_sampling_row;
+
+/* seatrt_kernel_api.sample_features bits (ABI 1.7). */
+#define SEATRT_SAMPLE_LOGIT_BIAS 0x1ull
 
 /* Samples one token per row of logits [B, V] (F32).  Outputs are HOST
  * memory of the caller: token[B]; logprob[B] = log-softmax of the RAW logits
@@ -628,6 +642,13 @@ typedef struct seatrt_kernel_api {
    * and the weight pointers are the caller's, read during the call;
    * threading as for every operation. */
   seatrt_status* (*prefetch_weights)(seatrt_kernel_context*, seatrt_stream, const seatrt_prefetch_weights_args*);
+
+  /* ---- ABI 1.7: what the sample slot honours beyond ABI 1.0, as
+   * SEATRT_SAMPLE_* bits (SEATRT_SAMPLE_LOGIT_BIAS: the rows' bias fields).
+   * A plain value set when the table is built, never changed; absent in
+   * older tables (read as 0: the host then refuses requests that need a
+   * bit, naming the provider, rather than let the bias be ignored). */
+  uint64_t sample_features;
 } seatrt_kernel_api;
 
 #ifdef __cplusplus

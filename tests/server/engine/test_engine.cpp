@@ -4,8 +4,8 @@
 // produces alone; cancellation frees blocks; non-finite logits fail the
 // request with a clear error and are counted.
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <cmath>
 #include <future>
@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "engine/engine.hpp"
+#include "engine_test_support.hpp"
 
 using namespace seatrt::engine;
 
@@ -79,31 +80,19 @@ KvPlan plan_with(int64_t blocks) {
   return p;
 }
 
-struct Outcome {
-  std::vector<int32_t> tokens;
-  FinishInfo info;
-};
+using test::Outcome;
 
 // Submits a sampled generation; `outcome` receives its tokens and finish.
 SubmitStatus submit(Engine& engine, std::vector<int32_t> prompt, uint64_t seed, int64_t max_new,
                     std::future<Outcome>& outcome, int64_t* id_out = nullptr) {
-  auto promise = std::make_shared<std::promise<Outcome>>();
-  auto out = std::make_shared<Outcome>();
   GenerationRequest r;
   r.prompt = std::move(prompt);
   r.max_new_tokens = max_new;
   r.sampling.temperature = 0.8f;
   r.sampling.seed = seed;
-  r.on_token = [out](const TokenEvent& e) {
-    out->tokens.push_back(e.token);
-    return true;
-  };
-  r.on_finish = [out, promise](const FinishInfo& info) {
-    out->info = info;
-    promise->set_value(*out);
-  };
-  outcome = promise->get_future();
-  return engine.submit(std::move(r), id_out);
+  SubmitStatus status{};
+  outcome = test::submit_collecting(engine, std::move(r), &status, id_out);
+  return status;
 }
 
 std::future<Outcome> run(Engine& engine, std::vector<int32_t> prompt, uint64_t seed, int64_t max_new,
@@ -343,4 +332,53 @@ TEST_CASE("steps whose sampling fails count as failed steps too") {
   for (int i = 0; i < 3; ++i) CHECK(run(engine, prompt_for(i), 1, 4).get().info.reason == FinishReason::error);
   CHECK(engine.stats().failed_steps_in_a_row == 3);
   CHECK_THAT(engine.stats().last_step_error, Catch::Contains("sampling") && Catch::Contains("device lost"));
+}
+
+TEST_CASE("submit_all queues every request or none") {
+  // One HTTP request's choices: a set the queue cannot hold is refused
+  // whole, leaving nothing queued that would crowd out the next request.
+  std::promise<void> gate;
+  Engine engine({{1, 64, 3}, 64}, plan_with(40), std::make_unique<GatedEchoModel>(160, 4, gate.get_future().share()));
+  std::atomic<int> finished{0};
+  auto requests = [&](size_t n) {
+    std::vector<GenerationRequest> rs(n);
+    for (auto& r : rs) {
+      r.prompt = {1, 2, 3};
+      r.max_new_tokens = 2;
+      r.on_finish = [&finished](const FinishInfo&) { ++finished; };
+    }
+    return rs;
+  };
+  std::vector<int64_t> ids{42};
+  CHECK(engine.submit_all(requests(4), &ids) == SubmitStatus::queue_full);
+  CHECK(ids == std::vector<int64_t>{42});  // untouched
+  CHECK(engine.stats().waiting == 0);
+  REQUIRE(engine.submit_all(requests(3), &ids) == SubmitStatus::accepted);
+  CHECK(ids.size() == 3);
+  CHECK(ids[0] != ids[1]);
+  gate.set_value();
+  for (int i = 0; i < 400 && finished < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(finished == 3);
+  engine.stop_accepting();
+  CHECK(engine.submit_all(requests(1), &ids) == SubmitStatus::draining);
+}
+
+TEST_CASE("step time is split into the model's calls and the host work around them") {
+  // A forward that takes at least 3 ms: that time is the model's, and the
+  // steps' whole time holds it.
+  class SlowForward : public PagedEchoModel {
+   public:
+    using PagedEchoModel::PagedEchoModel;
+    void forward(const StepBatch& b, std::vector<float>& logits) override {
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      PagedEchoModel::forward(b, logits);
+    }
+  };
+  Engine engine({{4, 64, 64}, 64}, plan_with(40), std::make_unique<SlowForward>(160, 4));
+  auto o = run(engine, prompt_for(2), 7, 6).get();
+  CHECK(o.tokens.size() == 6);
+  const EngineStats s = engine.stats();
+  CHECK(s.steps >= 6);
+  CHECK(s.model_seconds >= 0.003 * static_cast<double>(s.steps));
+  CHECK(s.step_seconds >= s.model_seconds);
 }

@@ -90,3 +90,36 @@ TEST_CASE("NaN or infinity in the logits is reported, no token drawn") {
   CHECK(draw({0.0f, std::numeric_limits<float>::infinity()}, p).non_finite);
   CHECK_FALSE(draw({0.0f, 1.0f}, p).non_finite);
 }
+
+TEST_CASE("logit bias shifts the draw before the penalties, not the logprobs; bad lists are named") {
+  const std::vector<float> logits{3.0f, 0.75f, -1.0f};
+  SamplingParams p;
+  p.temperature = 0;
+  p.bias_ids = {2};
+  p.bias_values = {4.5f};  // -1 + 4.5 = 3.5 beats 3.0
+  auto r = draw(logits, p);
+  CHECK(r.event.token == 2);
+  CHECK(r.event.logprob == Approx(log_softmax(logits, 2)));
+  // Bias before the repetition penalty: (3 - 1) / 2 = 1.0 > 0.75, where the
+  // other order would give 3 / 2 - 1 = 0.5.
+  p.bias_ids = {0};
+  p.bias_values = {-1.0f};
+  p.repetition_penalty = 2.0f;
+  CHECK(draw(logits, p, 0, {}, {0}).event.token == 0);
+  p.repetition_penalty = 1.0f;
+  p.bias_values = {-100.0f};  // a ban holds under sampling too
+  p.temperature = 1.0f;
+  p.seed = 3;
+  for (uint64_t step = 0; step < 40; ++step) CHECK(draw(logits, p, step).event.token != 0);
+
+  CHECK(sampling_params_problem(p, 3).empty());
+  p.bias_ids = {3};
+  CHECK_THAT(sampling_params_problem(p, 3), Catch::Contains("outside the vocabulary [0, 3)"));
+  p.bias_ids = {1, 1};
+  p.bias_values = {1.0f, 2.0f};
+  CHECK_THAT(sampling_params_problem(p, 3), Catch::Contains("out of order or repeated"));
+  p.bias_ids = {1};
+  CHECK_THAT(sampling_params_problem(p, 3), Catch::Contains("1 ids but 2 values"));
+  p.bias_values = {std::numeric_limits<float>::infinity()};
+  CHECK_THAT(sampling_params_problem(p, 3), Catch::Contains("not finite"));
+}

@@ -206,7 +206,10 @@ seatrt_status* forward(seatrt_model* model, seatrt_stream, const seatrt_forward_
     for (int32_t r = 0; r < b->num_logits; ++r) {
       int32_t s = 0;
       while (s + 1 < b->num_seqs && b->host_query_start[s + 1] <= rows[r]) ++s;
-      const int32_t len = b->host_seq_lens[s];
+      // The row's own position + 1 (a chunk may ask for logits at every
+      // position, for prompt logprobs): the sequence's last batch token is
+      // at seq_len - 1.
+      const int32_t len = b->host_seq_lens[s] - (b->host_query_start[s + 1] - 1 - rows[r]);
       std::vector<int32_t> ctx(static_cast<size_t>(len));
       size_t full_layer = 0, window_layer = 0;
       bool have_full = false, have_window = false;

@@ -24,6 +24,10 @@ class StreamingDetokenizer {
 
   std::string push(int32_t id);
   std::string finish();
+  // The held byte run when it already spells whole characters (valid
+  // UTF-8), else empty: what finish() would return now.  A stop string it
+  // completes can end the output here, where finish() equals the decode.
+  std::string_view held_complete_text() const;
 
  private:
   std::string flush_run();
@@ -48,6 +52,8 @@ class StopStringMatcher {
   Result push(std::string_view delta);
   // End of output: releases the held-back text (no stop was found in it).
   std::string finish();
+  // Whether push(delta) would find a stop (no state changes).
+  bool would_stop(std::string_view delta) const;
   bool stopped() const { return stopped_; }
 
  private:
