@@ -1,0 +1,83 @@
+// The persistent decode step: one resident block per SM walks entries
+// blockIdx.x, + gridDim.x, ... of the instruction list.  Two shared-memory
+// slots: while the current instruction waits for its producers (counters)
+// and computes, the next one's weights are already streaming into the
+// other slot (cp.async.bulk + mbarrier).  No grid-wide barrier anywhere.
+#pragma once
+#include "attn.cuh"
+#include "ops_linear.cuh"
+#include "ops_row.cuh"
+
+namespace pk {
+
+constexpr int kScratchBytes = 32768;
+constexpr int kShBytes = 4096;
+constexpr int kSmemBytes = 2 * kSlotBytes + kScratchBytes + kShBytes;
+
+// Thread 0: start the copy of `in` into `slot`; state 0 = deferred (routing
+// not ready), 1 = copy in flight on bar, 2 = nothing to copy.
+__device__ __forceinline__ int issue(const Params& P, const Instr& in, uint8_t* slot, uint64_t* bar, bool may_wait) {
+  Load L;
+  if (!describe_load(P, in, L, may_wait)) return 0;
+  if (L.n == 0) return 2;
+  unsigned total = 0;
+  for (int i = 0; i < L.n; ++i) total += L.bytes[i];
+  fence_proxy_async();
+  mbar_expect(bar, total);
+  for (int i = 0; i < L.n; ++i) bulk_g2s(slot + L.dst[i], L.src[i], L.bytes[i], bar);
+  return 1;
+}
+
+__global__ void __launch_bounds__(256, 1) decode_step(const __grid_constant__ Params P) {
+  extern __shared__ __align__(128) uint8_t smem[];
+  __shared__ __align__(8) uint64_t bars[2];
+  __shared__ int state[2];
+  uint8_t* slot[2] = {smem, smem + kSlotBytes};
+  float* scratch = reinterpret_cast<float*>(smem + 2 * kSlotBytes);
+  int* sh = reinterpret_cast<int*>(smem + 2 * kSlotBytes + kScratchBytes);
+  float* red = reinterpret_cast<float*>(sh + 960);
+  if (threadIdx.x == 0) {
+    mbar_init(&bars[0]);
+    mbar_init(&bars[1]);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  unsigned phase[2] = {0u, 0u};
+  int cur = 0;
+  int idx = blockIdx.x;
+  if (threadIdx.x == 0 && idx < P.n_instr) state[0] = issue(P, P.instrs[idx], slot[0], &bars[0], false);
+  for (; idx < P.n_instr; idx += gridDim.x) {
+    const Instr in = P.instrs[idx];
+    if (threadIdx.x == 0) {
+      const int nx = idx + gridDim.x;
+      if (nx < P.n_instr) state[cur ^ 1] = issue(P, P.instrs[nx], slot[cur ^ 1], &bars[cur ^ 1], false);
+      if (state[cur] == 0) {
+        wait_counter(P.counters, ctr(in.layer, C_ROUTED), 1);
+        state[cur] = issue(P, in, slot[cur], &bars[cur], true);
+      }
+      wait_counter(P.counters, in.wait0, in.need0);
+      wait_counter(P.counters, in.wait1, in.need1);
+    }
+    __syncthreads();
+    if (state[cur] == 1) {
+      mbar_wait(&bars[cur], phase[cur]);
+      phase[cur] ^= 1u;
+    }
+    bool sig = true;
+    switch (in.op) {
+      case OP_EMBED: exec_embed(P, in, red); break;
+      case OP_RESID: exec_resid(P, in, red); break;
+      case OP_FINAL: exec_final(P, in, red); break;
+      case OP_ATTN: sig = exec_attn(P, in, slot[cur], scratch, sh); break;
+      default: sig = exec_linear(P, in, slot[cur], scratch, sh); break;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && sig && in.signal >= 0) {
+      __threadfence();
+      red_release(P.counters + in.signal, 1u);
+    }
+    cur ^= 1;
+  }
+}
+
+}  // namespace pk
