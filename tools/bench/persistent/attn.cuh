@@ -47,10 +47,11 @@ __device__ void warp_norm_row(const float* src, float* dst, int D, const float* 
   }
 }
 
-__device__ bool exec_attn(const Params& P, const Instr& in, const uint8_t* slot, float* sm, int* sh) {
+template <int D, int G>
+__device__ bool exec_attn_t(const Params& P, const Instr& in, const uint8_t* slot, float* sm, int* sh) {
   const int l = in.layer, b = in.a0, kh = in.a1, s = in.a2;
-  const bool full = layer_full(l);
-  const int D = layer_d(l), hkv = layer_hkv(l), G = kHq / hkv, ns = n_splits(P.ctx);
+  const bool full = D == 512;
+  const int hkv = kHq / G, ns = n_splits(P.ctx);
   const bool last = s == ns - 1;
   const int ntok = kSplitTok + (last ? 1 : 0);
   const LayerP& lp = P.layers[l];
@@ -81,11 +82,14 @@ __device__ bool exec_attn(const Params& P, const Instr& in, const uint8_t* slot,
   const uint8_t* Ks = slot;
   const uint8_t* Vs = slot + kSplitTok * D;
   for (int i = warp; i < ntok; i += 8) {
-    float kv[16];
-    const int per = D / 32;
+    constexpr int per = D / 32;
+    float kv[per];
+#pragma unroll
     for (int j = 0; j < per; ++j) kv[j] = i < kSplitTok ? e4m3f(Ks[i * D + lane * per + j]) : kn[lane * per + j];
+#pragma unroll
     for (int g = 0; g < G; ++g) {
       float dot = 0.f;
+#pragma unroll
       for (int j = 0; j < per; ++j) dot += kv[j] * qs[g * D + lane * per + j];
       dot = warp_sum(dot);
       if (lane == 0) sc[g * 65 + i] = dot;
@@ -108,11 +112,15 @@ __device__ bool exec_attn(const Params& P, const Instr& in, const uint8_t* slot,
   __syncthreads();
   float* part = P.attn_part + (size_t(b * 8 + kh) * ns + s) * 8 * kPartStride;
   for (int d = threadIdx.x; d < D; d += blockDim.x) {
-    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    float acc[G];
+#pragma unroll
+    for (int g = 0; g < G; ++g) acc[g] = 0.f;
     for (int i = 0; i < ntok; ++i) {
       const float v = i < kSplitTok ? e4m3f(Vs[i * D + d]) : vn[d];
+#pragma unroll
       for (int g = 0; g < G; ++g) acc[g] += sc[g * 65 + i] * v;
     }
+#pragma unroll
     for (int g = 0; g < G; ++g) part[g * kPartStride + 2 + d] = acc[g];
   }
   if (threadIdx.x < G) {
@@ -142,6 +150,10 @@ __device__ bool exec_attn(const Params& P, const Instr& in, const uint8_t* slot,
     P.attn[size_t(b) * kHq * D + (kh * G + g) * D + d] = __float2bfloat16_rn(num / den);
   }
   return true;
+}
+
+__device__ bool exec_attn(const Params& P, const Instr& in, const uint8_t* slot, float* sm, int* sh) {
+  return layer_full(in.layer) ? exec_attn_t<512, 8>(P, in, slot, sm, sh) : exec_attn_t<256, 2>(P, in, slot, sm, sh);
 }
 
 }  // namespace pk

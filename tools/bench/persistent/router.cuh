@@ -28,6 +28,7 @@ __device__ bool router_last_tile(const Params& P, int l, float* scratch, int* sh
   int* wtot = sh + 8 + 640;                                // [4]
   for (int b = warp; b < B; b += 8) {
     float v[4], p[4];
+#pragma unroll
     for (int i = 0; i < 4; ++i) v[i] = __ldcg(P.rlog + b * kE + lane + 32 * i);
     float mx = warp_max(fmaxf(fmaxf(v[0], v[1]), fmaxf(v[2], v[3])));
     float s = 0.f;
@@ -38,6 +39,7 @@ __device__ bool router_last_tile(const Params& P, int l, float* scratch, int* sh
     for (int k = 0; k < kTopK; ++k) {
       float bv = -1.f;
       int bi = 0;
+#pragma unroll
       for (int i = 0; i < 4; ++i)
         if (p[i] > bv) { bv = p[i]; bi = lane + 32 * i; }
       for (int o = 16; o > 0; o >>= 1) {
@@ -47,7 +49,9 @@ __device__ bool router_last_tile(const Params& P, int l, float* scratch, int* sh
       }
       if (lane == k) { chosen_e = bi; chosen_w = bv / s; }
       tsum += bv / s;
-      if ((bi & 31) == lane) p[bi >> 5] = -2.f;
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        if (bi == lane + 32 * i) p[i] = -2.f;
     }
     if (lane < kTopK) {
       sel_e[b * kTopK + lane] = chosen_e;
