@@ -308,8 +308,19 @@ void Engine::resolve_offloaded() {
 
 bool Engine::step() {
   using Clock = std::chrono::steady_clock;
-  const auto step_start = Clock::now();
-  Clock::duration model_time{};
+  // The step's time is published as it accrues, before any request of the
+  // step hears its outcome: a client that reads the stats after its answer
+  // sees the steps that made it, and step_seconds >= model_seconds holds at
+  // every read.
+  auto published_until = Clock::now();
+  auto publish_time = [&](Clock::duration model_time, bool new_step) {
+    const auto now = Clock::now();
+    std::lock_guard lock(mutex_);
+    if (new_step) ++stats_.steps;
+    stats_.model_seconds += std::chrono::duration<double>(model_time).count();
+    stats_.step_seconds += std::chrono::duration<double>(now - published_until).count();
+    published_until = now;
+  };
   resolve_offloaded();
   StepPlan plan = scheduler_.schedule();
   if (plan.chunks.empty()) {
@@ -326,15 +337,17 @@ bool Engine::step() {
     StepBatch batch = build_step_batch(plan, kvp.block_size, kvp.full.has_value(), kvp.windowed.has_value());
     std::vector<float> logits;
     std::string error;
+    Clock::duration forward_time{};
     try {
       const auto t = Clock::now();
       runner_->forward(batch, logits);
-      model_time += Clock::now() - t;
+      forward_time = Clock::now() - t;
     } catch (const std::exception& e) {
       error = e.what();
     } catch (...) {  // a plugin let a foreign exception cross the ABI
       error = "a plugin threw a non-standard exception";
     }
+    publish_time(forward_time, true);
     if (!error.empty()) {  // counted for /ready; a step that succeeds (sampling too) resets it
       std::lock_guard lock(mutex_);
       ++stats_.failed_steps_in_a_row;
@@ -465,10 +478,11 @@ bool Engine::step() {
       // sampler (same rule) serves providers without a sample op.
       std::vector<SampleResult> results;
       std::string sample_error;
+      Clock::duration sample_time{};
       try {
         const auto t = Clock::now();
         const bool sampled = rows.empty() || runner_->sample(inputs, results);
-        model_time += Clock::now() - t;
+        sample_time = Clock::now() - t;
         if (!sampled) {
           results.clear();
           for (size_t i = 0; i < rows.size(); ++i) {
@@ -482,6 +496,7 @@ bool Engine::step() {
       } catch (...) {
         sample_error = "a plugin threw a non-standard exception";
       }
+      publish_time(sample_time, false);
       {  // a step whose sampling failed failed too (/ready counts them)
         std::lock_guard lock(mutex_);
         stats_.failed_steps_in_a_row = sample_error.empty() ? 0 : stats_.failed_steps_in_a_row + 1;
@@ -569,11 +584,7 @@ bool Engine::step() {
   stats_.blocks_used = kv_.blocks_used();
   stats_.blocks_total = kv_.blocks_total();
   stats_.preemptions += plan.preempted;
-  if (!plan.chunks.empty()) {
-    ++stats_.steps;
-    stats_.step_seconds += std::chrono::duration<double>(Clock::now() - step_start).count();
-    stats_.model_seconds += std::chrono::duration<double>(model_time).count();
-  }
+  if (!plan.chunks.empty()) stats_.step_seconds += std::chrono::duration<double>(Clock::now() - published_until).count();
   return !plan.chunks.empty();
 }
 

@@ -195,7 +195,7 @@ search_paths = ["{os.path.join(build_dir(), 'plugins')}"]
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen([os.path.join(build_dir(), "bin", "seatrt"), "serve", self.seat_file],
                                      stdout=self.log, stderr=subprocess.STDOUT, env=env)
-        deadline = time.time() + 60
+        deadline = time.time() + 120
         while time.time() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError("seatrt serve exited %d:\n%s" % (self.proc.returncode, self.read_log()))

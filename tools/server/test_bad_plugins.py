@@ -7,12 +7,19 @@ the prompt picks its fault.  Run: python3 test_bad_plugins.py
 
 import http.client
 import json
+import os
 import signal
+import tempfile
 import threading
 import time
 import unittest
 
 from seat_harness import API_KEY, Seat
+
+
+# MB_HOLD's parser waits for this file (made by the test that holds it).
+RELEASE_FILE = os.path.join(tempfile.mkdtemp(prefix="seatrt-release-"), "release")
+os.environ["SEATRT_TEST_RELEASE_FILE"] = RELEASE_FILE
 
 
 class BadPluginTest(unittest.TestCase):
@@ -65,26 +72,42 @@ class BadPluginTest(unittest.TestCase):
 
 
     def test_a_slow_parser_delays_only_its_own_request(self):
-        # MB_SLOW's feed takes 20 ms a token.  After its first slow call its
-        # later ones run off the engine thread, so a request beside it runs
-        # at full speed: it ends while the slow one (started first, as long)
-        # is still going.  Inline, every step would wait 20 ms for the slow
-        # parser and the slow request would end first.
+        # MB_HOLD's first feed takes 50 ms, so its later ones run off the
+        # engine thread; those wait for the release file.  A request beside
+        # it must run to its end meanwhile: inline, the held parser would
+        # hold every step and the other request could never finish.
         result = {}
+        first_chunk = threading.Event()
 
-        def slow():
-            result["slow"] = self.chat("please MB_SLOW now", max_tokens=80)  # >= 1.6 s
+        def held():
+            body = json.dumps({"model": "scripted", "max_tokens": 80, "stream": True,
+                               "messages": [{"role": "user", "content": "please MB_HOLD now"}]})
+            conn = http.client.HTTPConnection("127.0.0.1", self.seat.port, timeout=120)
+            conn.request("POST", "/v1/chat/completions", body,
+                         {"Content-Type": "application/json", "Authorization": "Bearer " + API_KEY})
+            response = conn.getresponse()
+            result["status"] = response.status
+            result["first"] = response.readline()
+            first_chunk.set()
+            result["rest"] = response.read().decode()
+            conn.close()
 
-        t = threading.Thread(target=slow)
+        t = threading.Thread(target=held)
         t.start()
-        time.sleep(0.15)
-        status, text, _ = self.chat("ramble on", max_tokens=40)
-        slow_still_running = t.is_alive()
-        t.join(60)
-        self.assertEqual(status, 200, text)
-        self.assertEqual(result["slow"][0], 200, result["slow"][1])
-        self.assertEqual(json.loads(result["slow"][1])["usage"]["completion_tokens"], 80)
-        self.assertTrue(slow_still_running)
+        try:
+            self.assertTrue(first_chunk.wait(120), "the held request never started streaming")
+            status, text, _ = self.chat("ramble on", max_tokens=40)
+            self.assertEqual(status, 200, text)
+            self.assertTrue(t.is_alive(), "the held request ended while its parser was held")
+        finally:
+            open(RELEASE_FILE, "w").close()
+            t.join(120)
+        self.assertEqual(result["status"], 200, result)
+        events = [line[6:] for line in result["rest"].splitlines() if line.startswith("data: ")]
+        self.assertEqual(events[-1], "[DONE]")
+        finishes = [c["finish_reason"] for e in events[:-1] for c in json.loads(e).get("choices", [])
+                    if c.get("finish_reason")]
+        self.assertEqual(finishes, ["length"])
         status, metrics = self.seat.get("/metrics")
         self.assertRegex(metrics, r"seatrt_slow_output_sequences_total [1-9]")
 

@@ -71,7 +71,17 @@ class DrainTest(unittest.TestCase):
             futures = [pool.submit(run, i) for i in range(16)]
             started.wait(30)
             seat.proc.send_signal(signal.SIGTERM)
-            time.sleep(0.3)
+            # The drain has begun once /ready says so (or the port is closed).
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                try:
+                    if seat.get("/ready", key=None)[0] == 503:
+                        break
+                except OSError:
+                    break
+                time.sleep(0.05)
+            else:
+                self.fail("/ready never turned 503 after SIGTERM")
             with self.assertRaises((openai.APIConnectionError, openai.InternalServerError,
                                     openai.APIStatusError)):
                 seat.client().chat.completions.create(model="scripted", max_tokens=4,

@@ -48,10 +48,12 @@ class LimitsTest(unittest.TestCase):
             self.assertEqual(set(statuses), {200, 429})
 
     def test_request_past_request_timeout_is_cancelled_with_504(self):
-        # 480 tokens take far longer than 20 ms on any machine (hundreds of
-        # steps); the request is cancelled, says why, and frees its blocks.
-        with Seat(request_timeout_s=0.02) as seat:
-            body = {"model": "scripted", "messages": [{"role": "user", "content": "busy"}], "max_tokens": 480}
+        # The test parser's MB_SLOW feed sleeps 20 ms a token, so 480 tokens
+        # take at least 9.6 s on any machine, far past the timeout; the
+        # request is cancelled, says why, and frees its blocks.
+        with Seat(request_timeout_s=0.02, tool_parser="test-misbehaving-parser", reasoning_parser="") as seat:
+            body = {"model": "scripted", "messages": [{"role": "user", "content": "please MB_SLOW now"}],
+                    "max_tokens": 480}
             status, raw, _ = seat.post("/v1/chat/completions", body)
             self.assertEqual(status, 504, raw)
             error = json.loads(raw)["error"]
@@ -60,7 +62,8 @@ class LimitsTest(unittest.TestCase):
             status, raw, _ = seat.post("/v1/chat/completions", dict(body, stream=True))
             self.assertEqual(status, 200)  # the stream had started; the error comes as an event
             self.assertIn("TimeoutError", raw.decode() if isinstance(raw, bytes) else raw)
-            for _ in range(200):
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
                 if seat.metric("seatrt_kv_blocks_used") == 0 and seat.metric("seatrt_running_sequences") == 0:
                     break
                 time.sleep(0.01)

@@ -13,6 +13,7 @@
 // F8 cache must be within one E4M3 step of the reference's, each.
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <random>
@@ -134,7 +135,11 @@ Verdict compare(const Outputs& cand, const Outputs& ref, double bound) {
 
 int main(int argc, char** argv) {
   const Options opt = parse(argc, argv);
-  const uint64_t seed = opt.seed_given ? opt.seed : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+  // --seed, else SEATRT_TEST_SEED (how the stress script reruns a failure), else a fresh one.
+  const char* env_seed = std::getenv("SEATRT_TEST_SEED");
+  const uint64_t seed = opt.seed_given ? opt.seed
+                        : env_seed     ? std::stoull(env_seed, nullptr, 0)
+                                       : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
   std::printf("seed %llu (rerun with --seed %llu)\n", static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
   std::unique_ptr<Provider> candidate, reference;
   try {

@@ -40,9 +40,14 @@ class LengthModel : public ModelRunner {
 
 KvPlan plan() { return test::full_plan(64, 4, 64); }
 
-EngineConfig config() {
+// A callback slower than slow_callback_s leaves the engine thread.  The
+// slow callbacks here sleep past it (a sleep lasts at least that long); a
+// callback that does nothing must not cross it even on a loaded machine,
+// so the threshold is far above a scheduling delay where a test counts
+// which sequences became slow.
+EngineConfig config(double slow_callback_s = 0.010) {
   EngineConfig c{{4, 64, 64}, 64};
-  c.slow_callback_s = 0.010;
+  c.slow_callback_s = slow_callback_s;
   return c;
 }
 
@@ -51,19 +56,38 @@ struct Outcome {
   FinishInfo info;
 };
 
+// How a run's on_token behaves: sleeps (the first call and the others apart),
+// waits for a gate from its gate_at-th call on (telling `at_gate` when it
+// first does), stops or throws.
+struct Behaviour {
+  int first_sleep_ms = 0;
+  int sleep_ms = 0;
+  std::shared_future<void> gate;  // when valid: calls from gate_at on wait for it
+  size_t gate_at = 0;
+  int stop_after = -1;  // returns false after this many tokens (-1: never)
+  bool throw_at_3 = false;
+};
+
 struct Run {
   std::shared_ptr<Outcome> out = std::make_shared<Outcome>();
   std::future<void> done;
   std::atomic<bool> in_token{false};
   std::atomic<size_t> count{0};  // tokens seen, readable while the run goes on
   std::atomic<bool> overlapped{false};  // on_finish ran while on_token did
-  std::shared_future<void> gate;  // when valid, on_token waits for it first
+  std::promise<void> at_gate;           // set when a call first waits at the gate
+  std::atomic<bool> at_gate_told{false};
 };
 
-// Submits a greedy generation whose on_token sleeps `sleep_ms` and returns
-// false after `stop_after` tokens (-1: never).
-void submit(Engine& engine, Run& run, int64_t max_new, int sleep_ms, int stop_after = -1,
-            std::function<std::vector<uint32_t>()> mask = {}, bool throw_at_3 = false) {
+// Waits for a future the test's own events make ready; a minute means the
+// engine is stuck (a failure, not a slow machine).
+template <typename F>
+bool ready_within_a_minute(F& f) {
+  return f.wait_for(std::chrono::minutes(1)) == std::future_status::ready;
+}
+
+// Submits a greedy generation of `max_new` tokens behaving as `b`; returns its id.
+int64_t submit(Engine& engine, Run& run, int64_t max_new, Behaviour b,
+               std::function<std::vector<uint32_t>()> mask = {}) {
   auto promise = std::make_shared<std::promise<void>>();
   run.done = promise->get_future();
   GenerationRequest r;
@@ -73,28 +97,34 @@ void submit(Engine& engine, Run& run, int64_t max_new, int sleep_ms, int stop_af
   r.allowed_mask = std::move(mask);
   auto out = run.out;
   Run* rp = &run;
-  r.on_token = [out, rp, sleep_ms, stop_after, throw_at_3](const TokenEvent& e) {
-    if (rp->gate.valid()) rp->gate.wait();
+  r.on_token = [out, rp, b](const TokenEvent& e) {
     rp->in_token = true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
+    if (b.gate.valid() && rp->count >= b.gate_at) {
+      if (!rp->at_gate_told.exchange(true)) rp->at_gate.set_value();
+      b.gate.wait();
+    }
+    const int ms = rp->count == 0 ? b.first_sleep_ms : b.sleep_ms;
+    if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     out->tokens.push_back(e.token);
     ++rp->count;
     rp->in_token = false;
-    if (throw_at_3 && out->tokens.size() == 3) throw std::runtime_error("parser broke");
-    return stop_after < 0 || static_cast<int>(out->tokens.size()) < stop_after;
+    if (b.throw_at_3 && out->tokens.size() == 3) throw std::runtime_error("parser broke");
+    return b.stop_after < 0 || static_cast<int>(out->tokens.size()) < b.stop_after;
   };
   r.on_finish = [out, rp, promise](const FinishInfo& info) {
     if (rp->in_token) rp->overlapped = true;
     out->info = info;
     promise->set_value();
   };
-  REQUIRE(engine.submit(std::move(r), nullptr) == SubmitStatus::accepted);
+  int64_t id = 0;
+  REQUIRE(engine.submit(std::move(r), &id) == SubmitStatus::accepted);
+  return id;
 }
 
 std::vector<int32_t> alone(int64_t max_new) {
   Engine engine(config(), plan(), std::make_unique<LengthModel>());
   Run r;
-  submit(engine, r, max_new, 0);
+  submit(engine, r, max_new, {});
   r.done.get();
   return r.out->tokens;
 }
@@ -102,17 +132,23 @@ std::vector<int32_t> alone(int64_t max_new) {
 }  // namespace
 
 TEST_CASE("a slow output callback delays only its own sequence, which keeps its tokens") {
-  const auto expected = alone(12);
-  Engine engine(config(), plan(), std::make_unique<LengthModel>());
+  const auto expected = alone(6);
+  Engine engine(config(0.2), plan(), std::make_unique<LengthModel>());
   Run slow, fast;
-  submit(engine, slow, 12, 40);
-  submit(engine, fast, 40, 0);
-  fast.done.get();
-  const size_t slow_by_then = slow.count;  // when fast finished
+  // The slow run's first callback (on the engine thread) makes it slow; its
+  // second, off the engine thread, holds until the fast run is done.  Were
+  // it still on the engine thread, the fast run could never finish.
+  std::promise<void> fast_finished;
+  Behaviour slow_behaviour;
+  slow_behaviour.first_sleep_ms = 250;
+  slow_behaviour.gate = fast_finished.get_future().share();
+  slow_behaviour.gate_at = 1;
+  submit(engine, slow, 6, slow_behaviour);
+  submit(engine, fast, 40, {});
+  REQUIRE(ready_within_a_minute(fast.done));
+  CHECK(slow.count == 1);  // the fast run went on while the slow one held
+  fast_finished.set_value();
   slow.done.get();
-  // 40 fast tokens beside a callback of 40 ms: inline it would have held
-  // every step, so the slow one would have most of its 12 by then.
-  CHECK(slow_by_then < 6);
   CHECK(slow.out->tokens == expected);
   CHECK(slow.out->info.reason == FinishReason::length);
   CHECK(fast.out->tokens.size() == 40);
@@ -124,15 +160,21 @@ TEST_CASE("a slow output callback delays only its own sequence, which keeps its 
 TEST_CASE("an offloaded sequence still obeys its mask, stops when told, and fails alone") {
   Engine engine(config(), plan(), std::make_unique<LengthModel>());
   Run masked, stopped, failing, fast;
+  Behaviour slow;
+  slow.first_sleep_ms = slow.sleep_ms = 15;
   // Only token 9, from a mask computed beside each offloaded callback.
-  submit(engine, masked, 6, 15, -1, [] {
+  submit(engine, masked, 6, slow, [] {
     std::vector<uint32_t> m(1, 0u);
     m[0] = 1u << 9;
     return m;
   });
-  submit(engine, stopped, 20, 15, 4);
-  submit(engine, failing, 20, 15, -1, {}, true);
-  submit(engine, fast, 10, 0);
+  Behaviour stops = slow;
+  stops.stop_after = 4;
+  submit(engine, stopped, 20, stops);
+  Behaviour throws = slow;
+  throws.throw_at_3 = true;
+  submit(engine, failing, 20, throws);
+  submit(engine, fast, 10, {});
   masked.done.get();
   stopped.done.get();
   failing.done.get();
@@ -150,33 +192,47 @@ TEST_CASE("an offloaded sequence still obeys its mask, stops when told, and fail
 TEST_CASE("cancelling a sequence while its offloaded callback runs finishes it after the callback") {
   Engine engine(config(), plan(), std::make_unique<LengthModel>());
   Run slow;
-  submit(engine, slow, 30, 60);
-  // Let it become slow and offloaded, then cancel in the middle of a callback.
-  while (slow.count < 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  while (!slow.in_token) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  engine.cancel(1);
+  // Made slow by its first callback; its third (offloaded) holds until the
+  // cancel has been sent.
+  std::promise<void> cancel_sent;
+  Behaviour b;
+  b.first_sleep_ms = 40;
+  b.gate = cancel_sent.get_future().share();
+  b.gate_at = 2;
+  const int64_t id = submit(engine, slow, 30, b);
+  slow.at_gate.get_future().wait();
+  engine.cancel(id);
+  cancel_sent.set_value();
   slow.done.get();
   CHECK(slow.out->info.reason == FinishReason::cancelled);
   CHECK_FALSE(slow.overlapped);
+  CHECK(slow.out->tokens.size() >= 3);  // the callback in flight completes
   CHECK(slow.out->tokens.size() < 30);
   CHECK(engine.stats().blocks_used == 0);
 }
 
 TEST_CASE("a sequence preempted while its offloaded callback runs waits for it, then goes on") {
   // Five blocks of 4: the fast sequence's 3 + 16 tokens need all of them,
-  // so it preempts the slow one (the youngest) while its callback runs.
-  // Nothing else runs then; the slow one must wait, not be failed as a
-  // request that does not fit.
+  // so it must preempt the slow one (the youngest, holding 2) to finish.
+  // The slow one's second callback, off the engine thread, holds until the
+  // fast one is done: the preemption happens while it runs, and the slow
+  // one must then wait, not be failed as a request that does not fit.
   Engine engine(config(), test::full_plan(5, 4, 64), std::make_unique<LengthModel>());
   Run fast, slow;
-  // Fast's first callback waits until slow is queued, so a loaded machine
-  // cannot finish fast before slow arrives (then nothing would preempt).
-  std::promise<void> slow_queued;
-  fast.gate = slow_queued.get_future().share();
-  submit(engine, fast, 16, 0);
-  submit(engine, slow, 4, 150);
+  // Fast's first callback waits until slow is queued, so fast cannot finish
+  // before slow arrives (then nothing would preempt).
+  std::promise<void> slow_queued, fast_finished;
+  Behaviour fast_behaviour;
+  fast_behaviour.gate = slow_queued.get_future().share();
+  Behaviour slow_behaviour;
+  slow_behaviour.first_sleep_ms = 40;
+  slow_behaviour.gate = fast_finished.get_future().share();
+  slow_behaviour.gate_at = 1;
+  submit(engine, fast, 16, fast_behaviour);
+  submit(engine, slow, 4, slow_behaviour);
   slow_queued.set_value();
-  fast.done.get();
+  REQUIRE(ready_within_a_minute(fast.done));
+  fast_finished.set_value();
   slow.done.get();
   CHECK(fast.out->info.reason == FinishReason::length);
   CHECK(slow.out->info.reason == FinishReason::length);

@@ -7,9 +7,14 @@
 //   MB_EMPTY_MASK allowed_tokens() allows no token at all
 //   MB_BAD_CALL   feed() sends a tool call with index 7 before any other
 //   MB_SLOW       feed() takes 20 ms (a slow request, for drain tests)
+//   MB_HOLD       the first feed() takes 50 ms (a slow parser); later ones
+//                 wait until the file named by $SEATRT_TEST_RELEASE_FILE
+//                 exists, so a test decides when the request may go on
 // Otherwise all text is content and nothing is constrained.
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 #include <string>
 
@@ -17,12 +22,13 @@
 
 struct seatrt_parser {
   std::string fault;
+  int feeds = 0;
 };
 
 namespace {
 
 const char* const kFaults[] = {"MB_THROW", "MB_NULL_TEXT", "MB_NO_PARSER", "MB_EMPTY_MASK", "MB_BAD_CALL",
-                                "MB_SLOW"};
+                                "MB_SLOW", "MB_HOLD"};
 
 seatrt_status* create(const char*, const seatrt_parser_request* req, seatrt_parser** out) {
   const std::string tail = req->prompt_tail ? std::string(req->prompt_tail, req->prompt_tail_len) : "";
@@ -41,6 +47,11 @@ seatrt_status* feed(seatrt_parser* p, const int32_t*, size_t, const char* text, 
                     const seatrt_parser_events* events) {
   if (p->fault == "MB_THROW") throw 42;  // what the SDK's guard exists to prevent
   if (p->fault == "MB_SLOW") std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (p->fault == "MB_HOLD" && p->feeds++ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  else if (p->fault == "MB_HOLD") {
+    const char* release = std::getenv("SEATRT_TEST_RELEASE_FILE");
+    while (release && !std::filesystem::exists(release)) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   if (p->fault == "MB_NULL_TEXT") {
     events->content(events->user_data, nullptr, 5);
     return nullptr;
