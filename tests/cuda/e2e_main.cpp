@@ -1,8 +1,9 @@
 // Runner of the end-to-end CUDA checks.  Exits 77 (CTest SKIP_RETURN_CODE,
 // reported as SKIPPED, never passed) when the CUDA provider's probe says it
 // cannot run here (no driver or no sm_90 device).
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
+
+#include "../support/catch_runner.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -35,5 +36,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "setup failed: %s\n", e.what());
     return 1;
   }
-  return Catch::Session().run(argc, argv);
+  return run_catch_session(argc, argv);
 }

@@ -1,13 +1,13 @@
 // GPU tests of the CUDA provider.  Exits with the skip code (77) when the
 // provider's probe finds no usable device, so CTest reports SKIPPED on
 // machines without a GPU, never passed.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 
+#include "../support/catch_runner.hpp"
 #include "harness.hpp"
 
 namespace seatrt_test {
@@ -39,8 +39,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "setup failed: %s\n", e.what());
     return 1;
   }
-  const unsigned seed = std::random_device{}();
+  // A fresh seed each run unless SEATRT_TEST_SEED names one (to reproduce a failure).
+  const char* given = std::getenv("SEATRT_TEST_SEED");
+  const unsigned seed = given ? static_cast<unsigned>(std::strtoul(given, nullptr, 0)) : std::random_device{}();
   rng().seed(seed);
-  std::printf("random seed: %u\n", seed);
-  return Catch::Session().run(argc, argv);
+  std::printf("random seed: %u (rerun with SEATRT_TEST_SEED=%u)\n", seed, seed);
+  return run_catch_session(argc, argv);
 }
