@@ -19,6 +19,7 @@ enum class ImageErrorKind {
   kMalformed,    // truncated or corrupt data
   kTooLarge,     // over the byte or pixel limit
   kConfig,       // the model's processor settings are unusable
+  kRequest,      // the request's content part or URL is not well-formed
 };
 
 class ImageError : public std::runtime_error {
