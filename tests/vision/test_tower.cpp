@@ -90,3 +90,24 @@ TEST_CASE("vision tower soft tokens equal HF's fp32 within 1e-4 relative", "[tow
   for (double e : errors) all += " " + std::to_string(e);
   WARN("relative error per image:" << all);
 }
+
+TEST_CASE("the tower allocates what its plan says, from shapes alone", "[tower]") {
+  const auto& fx = VisionFixture::get();
+  TowerRig rig(fx.dir);
+  const auto config = seatrt::gemma4::VisionConfig::parse(rig.source->create_view()->config_json);
+  for (int32_t max_patches : {fx.max_patches, 2520, 37}) {
+    INFO(max_patches << " patches");
+    seatrt::gemma4::VisionTower tower(rig.source->create_view(), config, max_patches);
+    CHECK(tower.workspace_bytes() == seatrt::gemma4::VisionTower::planned_workspace_bytes(config, max_patches));
+  }
+  // The 26B/31B tower (spec 1.4) at the default 280 soft tokens and at 1120.
+  seatrt::gemma4::VisionConfig large = config;
+  large.hidden_size = 1152;
+  large.intermediate_size = 4304;
+  large.num_heads = 16;
+  large.head_dim = 72;
+  const uint64_t at280 = seatrt::gemma4::VisionTower::planned_workspace_bytes(large, 280 * 9);
+  const uint64_t at1120 = seatrt::gemma4::VisionTower::planned_workspace_bytes(large, 1120 * 9);
+  CHECK(at280 < at1120);
+  WARN("large tower working memory: " << at280 / 1000000 << " MB at 280 soft tokens, " << at1120 / 1000000 << " MB at 1120");
+}

@@ -132,7 +132,20 @@ void* VisionTower::allocate(std::size_t bytes) {
   void* p = nullptr;
   sdk::throw_if_error(k_->alloc(ctx_, std::max<std::size_t>(bytes, 1), &p));
   allocations_.push_back(p);
+  workspace_bytes_ += std::max<std::size_t>(bytes, 1);
   return p;
+}
+
+uint64_t VisionTower::planned_workspace_bytes(const VisionConfig& c, int32_t max_patches) {
+  const uint64_t h = static_cast<uint64_t>(c.hidden_size), qd = uint64_t(c.num_heads) * uint64_t(c.head_dim);
+  const uint64_t inter = static_cast<uint64_t>(c.intermediate_size), pv = static_cast<uint64_t>(c.patch_values());
+  const uint64_t rows = static_cast<uint64_t>(round_up(max_patches, kAttentionBlock));
+  const uint64_t n = static_cast<uint64_t>(max_patches), blocks = rows / kAttentionBlock;
+  // h, x, q, k, v, attn, gate, up, act, emb, px, zeros
+  const uint64_t activations = rows * (3 * h + 5 * qd + 3 * inter + pv) * 4;
+  const uint64_t index = (2 * n + (n + 1) + n + n * blocks + (n + 1) + n + n) * 4;
+  const uint64_t constants = pv * 4 + (c.standardize ? h * 4 : 0) + uint64_t(c.head_dim / 4) * 4;
+  return activations + index + constants;
 }
 
 void* VisionTower::upload(const void* host, std::size_t bytes, seatrt_stream stream) {

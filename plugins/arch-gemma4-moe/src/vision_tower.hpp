@@ -24,6 +24,14 @@ class VisionTower {
 
   const VisionConfig& config() const { return c_; }
 
+  // The device memory the tower allocates beyond the checkpoint's weights
+  // (workspaces, index arrays, constants) for images of up to
+  // `max_patches` patches, from the shapes alone: what a memory plan
+  // reserves before any image arrives.  workspace_bytes() is what this
+  // instance allocated; the two agree (tests/vision checks it).
+  static uint64_t planned_workspace_bytes(const VisionConfig& config, int32_t max_patches);
+  uint64_t workspace_bytes() const { return workspace_bytes_; }
+
   // pixel_values: F32 [grid_width * grid_height, patch_values] on the
   // provider's device, the valid patches in row-major grid order (as the
   // processor lays them out, padding left off).  out: F32 [soft tokens,
@@ -64,6 +72,7 @@ class VisionTower {
     void *index;  // every I32/I64 index array of one encode, uploaded at once
   } ws_{};
   std::size_t index_bytes_ = 0;
+  uint64_t workspace_bytes_ = 0;
 };
 
 }  // namespace seatrt::gemma4
