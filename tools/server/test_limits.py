@@ -5,6 +5,8 @@ with both numbers and what to change; past the waiting queue requests get
 
 import concurrent.futures
 import json
+import os
+import tempfile
 import time
 import unittest
 
@@ -32,20 +34,35 @@ class LimitsTest(unittest.TestCase):
         self.assertIn("max_model_len", msg)
 
     def test_queue_overflow_is_429_with_retry_after(self):
-        with Seat(max_num_seqs=1, max_queue=1) as seat:
-            body = {"model": "scripted", "messages": [{"role": "user", "content": "busy"}], "max_tokens": 480}
-
-            def post(_):
+        # One running sequence, held by the test parser (MB_HOLD: it waits
+        # for a release file), and one waiting: every request past them is
+        # a 429, whatever the machine's speed.
+        release = os.path.join(tempfile.mkdtemp(prefix="seatrt-release-"), "release")
+        os.environ["SEATRT_TEST_RELEASE_FILE"] = release
+        with Seat(max_num_seqs=1, max_queue=1, tool_parser="test-misbehaving-parser", reasoning_parser="") as seat:
+            def post(text):
+                body = {"model": "scripted", "messages": [{"role": "user", "content": text}], "max_tokens": 40}
                 status, _, headers = seat.post("/v1/chat/completions", body)
                 return status, headers.get("Retry-After")
 
-            with concurrent.futures.ThreadPoolExecutor(24) as pool:
-                results = list(pool.map(post, range(24)))
-            statuses = [s for s, _ in results]
-            self.assertIn(429, statuses, results)
-            self.assertIn(200, statuses)
-            self.assertTrue(all(r == "1" for s, r in results if s == 429))
-            self.assertEqual(set(statuses), {200, 429})
+            def wait_for(metric, value):
+                deadline = time.monotonic() + 60
+                while seat.metric(metric) != value:
+                    self.assertLess(time.monotonic(), deadline, "%s never reached %s" % (metric, value))
+                    time.sleep(0.02)
+
+            with concurrent.futures.ThreadPoolExecutor(2) as pool:
+                try:
+                    held = pool.submit(post, "please MB_HOLD now")
+                    wait_for("seatrt_running_sequences", 1)
+                    queued = pool.submit(post, "busy")
+                    wait_for("seatrt_queue_depth", 1)
+                    refused = [post("busy") for _ in range(3)]
+                finally:
+                    open(release, "w").close()
+                self.assertEqual(refused, [(429, "1")] * 3)
+                self.assertEqual(held.result(timeout=120)[0], 200)
+                self.assertEqual(queued.result(timeout=120)[0], 200)
 
     def test_request_past_request_timeout_is_cancelled_with_504(self):
         # The test parser's MB_SLOW feed sleeps 20 ms a token, so 480 tokens
