@@ -3,8 +3,11 @@
 // the fixture's BF16 weights read through the host's model source: for each
 // fixture image, HF's pixel values in, soft tokens out, against HF's fp32
 // soft tokens within 1e-4 relative (max |diff| / max |HF|).
+// SEATRT_VISION_PROVIDER (default "cpu") and SEATRT_VISION_PLUGIN_DIR run the
+// same test through another provider, e.g. the CUDA one on the device.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 
 #include "seatrt/cpp/tensor.hpp"
@@ -30,8 +33,10 @@ struct TowerRig {
 
   explicit TowerRig(const std::filesystem::path& dir) {
     seatrt::host::SeatConfig seat;
-    seat.plugins.search_paths = {SEATRT_TEST_PLUGIN_DIR};
-    seat.kernels.provider = "cpu";
+    const char* dir_env = std::getenv("SEATRT_VISION_PLUGIN_DIR");
+    const char* provider_env = std::getenv("SEATRT_VISION_PROVIDER");
+    seat.plugins.search_paths = {dir_env ? dir_env : SEATRT_TEST_PLUGIN_DIR};
+    seat.kernels.provider = provider_env ? provider_env : "cpu";
     plugins = seatrt::host::load_seat_plugins(seat);
     ctx = plugins.dispatch->create_context("", 0);
     api = plugins.dispatch->table();
@@ -43,6 +48,31 @@ struct TowerRig {
   ~TowerRig() {
     source.reset();
     if (ctx) plugins.dispatch->destroy_context(ctx);
+  }
+
+  // Runs the tower on host buffers, through device copies when the
+  // provider's memory is not the host's.
+  void encode(seatrt::gemma4::VisionTower& tower, std::vector<float>& pixels, int64_t patches, int32_t grid_w,
+              int32_t grid_h, std::vector<float>& out, int64_t soft) const {
+    const auto& c = tower.config();
+    const int32_t dk = api->device_kind;
+    void* dp = pixels.data();
+    void* dout = out.data();
+    const bool device = dk != SEATRT_DEVICE_CPU;
+    if (device) {
+      REQUIRE(api->alloc(ctx, pixels.size() * 4, &dp) == nullptr);
+      REQUIRE(api->alloc(ctx, out.size() * 4, &dout) == nullptr);
+      REQUIRE(api->copy(ctx, nullptr, dp, dk, pixels.data(), SEATRT_DEVICE_CPU, pixels.size() * 4) == nullptr);
+    }
+    const auto pv = seatrt::sdk::contiguous_tensor(dp, SEATRT_DTYPE_F32, {patches, c.patch_values()}, dk);
+    auto ot = seatrt::sdk::contiguous_tensor(dout, SEATRT_DTYPE_F32, {soft, c.text_hidden_size}, dk);
+    tower.encode(nullptr, pv, grid_w, grid_h, ot);
+    if (device) {
+      REQUIRE(api->copy(ctx, nullptr, out.data(), SEATRT_DEVICE_CPU, dout, dk, out.size() * 4) == nullptr);
+      REQUIRE(api->stream_sync(ctx, nullptr) == nullptr);
+      api->free_memory(ctx, dp);
+      api->free_memory(ctx, dout);
+    }
   }
 };
 
@@ -62,17 +92,13 @@ TEST_CASE("vision tower soft tokens equal HF's fp32 within 1e-4 relative", "[tow
       const auto& levels = fx.tensor(i, "levels");
       const auto& ref = fx.tensor(i, "soft_tokens");  // F32 [S, 64]
       REQUIRE(ref.shape == std::vector<int64_t>{meta.num_soft_tokens, config.text_hidden_size});
-      // HF's pixel values (exactly level x float32(1/255)) and an output
-      // buffer; the CPU provider's memory is host memory.
+      // HF's pixel values (exactly level x float32(1/255)).
       std::vector<float> pixels(levels.nbytes);
       for (std::size_t k = 0; k < pixels.size(); ++k)
         pixels[k] = static_cast<float>(levels.data[k]) * static_cast<float>(1.0 / 255.0);
       std::vector<float> out(static_cast<std::size_t>(meta.num_soft_tokens) * config.text_hidden_size, NAN);
-      const auto pv = seatrt::sdk::contiguous_tensor(pixels.data(), SEATRT_DTYPE_F32,
-                                                     {meta.num_patches, config.patch_values()}, SEATRT_DEVICE_CPU);
-      auto ot = seatrt::sdk::contiguous_tensor(out.data(), SEATRT_DTYPE_F32,
-                                               {meta.num_soft_tokens, config.text_hidden_size}, SEATRT_DEVICE_CPU);
-      tower.encode(nullptr, pv, meta.resized_width / 16, meta.resized_height / 16, ot);
+      rig.encode(tower, pixels, meta.num_patches, meta.resized_width / 16, meta.resized_height / 16, out,
+                 meta.num_soft_tokens);
       const auto* hf = reinterpret_cast<const float*>(ref.data);
       double max_diff = 0.0, max_ref = 0.0;
       for (std::size_t k = 0; k < out.size(); ++k) {

@@ -3,11 +3,15 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace seatrt::test {
 
-VisionFixture::VisionFixture() : dir(SEATRT_VISION_FIXTURE) {
+// SEATRT_VISION_FIXTURE_DIR overrides the build's path (a device run, where
+// the tree sits elsewhere).
+VisionFixture::VisionFixture()
+    : dir(std::getenv("SEATRT_VISION_FIXTURE_DIR") ? std::getenv("SEATRT_VISION_FIXTURE_DIR") : SEATRT_VISION_FIXTURE) {
   std::ifstream in(dir / "reference.json");
   const auto j = nlohmann::json::parse(in);
   max_patches = j.at("max_patches").get<int32_t>();
