@@ -8,12 +8,16 @@ namespace pk {
 
 static int cdiv(int a, int b) { return (a + b - 1) / b; }
 
-std::vector<Instr> build_instrs(int B, int ctx) {
+std::vector<Instr> build_instrs(int B, int ctx, int part) {
   std::vector<Instr> v;
   auto add = [&](int op, int l, int a0, int a1, int a2, int sig, int w0, int n0, int w1 = -1, int n1 = 0) {
     v.push_back(Instr{op, l, a0, a1, a2, sig, w0, n0, w1, n1, 0, 0});
   };
   const int slots = B * kTopK < kE ? B * kTopK : kE;
+  if (part == 2) {  // LM head alone (timing diagnosis): no producers
+    for (int t = 0; t < kV / kBf16Rows; ++t) add(OP_LMHEAD, kL, 0, t, 0, -1, -1, 0);
+    return v;
+  }
   for (int b = 0; b < B; ++b) add(OP_EMBED, 0, b, 0, 0, ctr(0, C_IN), -1, 0);
   for (int l = 0; l < kL; ++l) {
     const int nq = cdiv(layer_nqkv(l), rows_per_tile(kH));
@@ -37,7 +41,8 @@ std::vector<Instr> build_instrs(int B, int ctx) {
     for (int b = 0; b < B; ++b)
       add(OP_FINAL, l, b, 0, 0, ctr(l + 1, C_IN), ctr(l, C_MLPD), nd, ctr(l, C_EDOWN), slots * ned);
   }
-  for (int t = 0; t < kV / kBf16Rows; ++t) add(OP_LMHEAD, kL, 0, t, 0, -1, ctr(kL, C_IN), B);
+  if (part == 0)
+    for (int t = 0; t < kV / kBf16Rows; ++t) add(OP_LMHEAD, kL, 0, t, 0, -1, ctr(kL, C_IN), B);
   return v;
 }
 

@@ -49,6 +49,8 @@ struct Instr {  // 48 bytes, read by one thread as three int4
 
 __host__ __device__ inline int n_splits(int ctx) { return ctx / kSplitTok; }
 
-std::vector<Instr> build_instrs(int B, int ctx);
+// part: 0 the whole step, 1 the 30 layers only, 2 the LM head only (the
+// last two for timing diagnosis).
+std::vector<Instr> build_instrs(int B, int ctx, int part = 0);
 
 }  // namespace pk

@@ -10,7 +10,6 @@
 
 namespace pk {
 
-constexpr int kScratchBytes = 32768;
 constexpr int kShBytes = 4096;
 constexpr int kSmemBytes = 2 * kSlotBytes + kScratchBytes + kShBytes;
 

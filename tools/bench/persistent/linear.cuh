@@ -5,14 +5,23 @@
 // exact bit move giving fp4 * 2^-126) times the group scale * 2^100, so the
 // k order inside an MMA is (0,4),(1,5),.. and the activations are permuted
 // the same way.  Warps split (16-row groups x K steps); partial sums meet in
-// shared memory (out_s[row * kOutStride + token]).
+// shared memory (out_s[row * os + token]).
 #pragma once
 #include "sync.cuh"
 
 namespace pk {
 
 constexpr int kRgc = 3;          // 16-row groups per warp unit
-constexpr int kOutStride = 33;   // floats per output row in out_s
+constexpr int kOutStride = 33;   // floats per output row in out_s (unstaged)
+constexpr int kScratchBytes = 32768;
+// Few rows (<= 4): the activation rows are staged once per instruction in
+// shared memory (cp.async, after out_s), so the warps' K steps read them
+// there instead of paying an L2 round trip per step; out_s then keeps 5
+// floats per row so both fit the scratch area.
+__device__ __forceinline__ bool x_staged(int cnt, int K, int R) {
+  return cnt <= 4 && R * 5 * 4 + cnt * K * 2 + 16 <= kScratchBytes;
+}
+__device__ __forceinline__ int out_stride(int cnt, int K, int R) { return x_staged(cnt, K, R) ? 5 : kOutStride; }
 constexpr float kUp = 1.2676506002282294e30f;  // 2^100
 constexpr float kDown = 67108864.0f;            // 2^26
 
@@ -58,17 +67,19 @@ struct XSrc {  // activation rows (bf16, written this step: read through L2)
 };
 
 template <int NTG>
-__device__ __forceinline__ void load_b(const XSrc& xs, int nt0, int chunk, bool ok, int g, uint32_t (&b)[NTG][8][2]) {
+__device__ __forceinline__ void load_b(const XSrc& xs, const uint8_t* xst, int K, int nt0, int chunk, bool ok, int g,
+                                       uint32_t (&b)[NTG][8][2]) {
 #pragma unroll
   for (int n = 0; n < NTG; ++n) {
     const int j = (nt0 + n) * 8 + g;
     if (ok && j < xs.cnt) {
-      const int row = xs.gather ? (__ldcg(xs.gather + j) >> 3) : j;
+      const int row = xst ? 0 : xs.gather ? (__ldcg(xs.gather + j) >> 3) : j;
       const __nv_bfloat16* p = xs.x + size_t(row) * xs.stride + chunk * 32;
+      const uint8_t* q = xst + (size_t(j) * K + chunk * 32) * 2;
 #pragma unroll
       for (int w = 0; w < 4; ++w) {
         uint32_t o[4];
-        perm8(ldcg4(p + 8 * w), o);
+        perm8(xst ? lds128(q + 16 * w) : ldcg4(p + 8 * w), o);
         b[n][2 * w][0] = o[0];
         b[n][2 * w][1] = o[1];
         b[n][2 * w + 1][0] = o[2];
@@ -120,7 +131,8 @@ __device__ __forceinline__ void load_a(const uint8_t* d, const uint8_t* s, int K
 }
 
 template <bool kBf16, int NTG>
-__device__ void tile_mma_n(const uint8_t* d, const uint8_t* s, int R, int K, const XSrc& xs, float* out_s) {
+__device__ void tile_mma_n(const uint8_t* d, const uint8_t* s, int R, int K, const XSrc& xs, float* out_s, int os,
+                           const uint8_t* xst) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int nks = (K + 127) / 128, nrg = R / 16, nrgc = (nrg + kRgc - 1) / kRgc;
   const int nt = (xs.cnt + 7) / 8, nntg = (nt + NTG - 1) / NTG;
@@ -139,10 +151,10 @@ __device__ void tile_mma_n(const uint8_t* d, const uint8_t* s, int R, int K, con
       for (int n = 0; n < NTG; ++n) {
         const int row = rg * 16 + g, tok = (ntg * NTG + n) * 8 + 2 * t;
         if (tok >= xs.cnt) continue;
-        atomicAdd(out_s + row * kOutStride + tok, acc[r][n][0]);
-        atomicAdd(out_s + row * kOutStride + tok + 1, acc[r][n][1]);
-        atomicAdd(out_s + (row + 8) * kOutStride + tok, acc[r][n][2]);
-        atomicAdd(out_s + (row + 8) * kOutStride + tok + 1, acc[r][n][3]);
+        atomicAdd(out_s + row * os + tok, acc[r][n][0]);
+        atomicAdd(out_s + row * os + tok + 1, acc[r][n][1]);
+        atomicAdd(out_s + (row + 8) * os + tok, acc[r][n][2]);
+        atomicAdd(out_s + (row + 8) * os + tok + 1, acc[r][n][3]);
       }
     }
   };
@@ -160,7 +172,7 @@ __device__ void tile_mma_n(const uint8_t* d, const uint8_t* s, int R, int K, con
     const int kb = ks * 128, chunk = kb / 32 + t;
     const bool ok = chunk < K / 32;
     uint32_t b[NTG][8][2];
-    load_b<NTG>(xs, ntg * NTG, chunk, ok, g, b);
+    load_b<NTG>(xs, xst, K, ntg * NTG, chunk, ok, g, b);
 #pragma unroll
     for (int r = 0; r < kRgc; ++r) {
       const int rg = rgc * kRgc + r;
@@ -176,12 +188,34 @@ __device__ void tile_mma_n(const uint8_t* d, const uint8_t* s, int R, int K, con
   flush(cur);
 }
 
-// out_s must be zeroed (and a barrier passed) before; a barrier follows.
+// All threads: the cnt activation rows (gathered) to xst, 16 bytes per
+// cp.async (L2 only: they were written by other blocks this step).
+__device__ void stage_x(const XSrc& xs, int K, uint8_t* xst) {
+  const int per_row = K / 8;
+  for (int i = threadIdx.x; i < xs.cnt * per_row; i += blockDim.x) {
+    const int j = i / per_row, c = i % per_row;
+    const int row = xs.gather ? (__ldcg(xs.gather + j) >> 3) : j;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_addr(xst + (size_t(j) * K + c * 8) * 2)),
+                 "l"(xs.x + size_t(row) * xs.stride + c * 8)
+                 : "memory");
+  }
+  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;" ::: "memory");
+}
+
+// Zeroes out_s (R rows of out_stride floats), stages the activations when
+// few, multiplies; a barrier follows.  Returns the out_s row stride.
 template <bool kBf16>
-__device__ void tile_mma(const uint8_t* d, const uint8_t* s, int R, int K, const XSrc& xs, float* out_s) {
-  if (xs.cnt <= 8) tile_mma_n<kBf16, 1>(d, s, R, K, xs, out_s);
-  else tile_mma_n<kBf16, 2>(d, s, R, K, xs, out_s);
+__device__ int tile_mma(const uint8_t* d, const uint8_t* s, int R, int K, const XSrc& xs, float* out_s) {
+  const bool st = x_staged(xs.cnt, K, R);
+  const int os = st ? 5 : kOutStride;
+  uint8_t* xst = st ? reinterpret_cast<uint8_t*>(out_s) + ((R * os * 4 + 15) & ~15) : nullptr;
+  for (int i = threadIdx.x; i < R * os; i += blockDim.x) out_s[i] = 0.f;
+  if (st) stage_x(xs, K, xst);
   __syncthreads();
+  if (xs.cnt <= 8) tile_mma_n<kBf16, 1>(d, s, R, K, xs, out_s, os, xst);
+  else tile_mma_n<kBf16, 2>(d, s, R, K, xs, out_s, os, nullptr);
+  __syncthreads();
+  return os;
 }
 
 }  // namespace pk

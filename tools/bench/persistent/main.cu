@@ -4,7 +4,7 @@
 // KV cache, checks the last layer's instruction classes against reference
 // kernels (--check) and prints step time beside the byte limit measured
 // with a device-to-device copy in the same run.
-//   pk_decode [--check] [--iters N] [--batches 1,4,8,16,32] [--ctx 512]
+//   pk_decode [--check] [--parts] [--iters N] [--batches 1,4,8,16,32] [--ctx 512]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -129,11 +129,12 @@ static double d2d_bandwidth() {
 }
 
 int main(int argc, char** argv) {
-  bool check = false;
+  bool check = false, parts = false;
   int iters = 30, ctx = 512;
   std::vector<int> batches = {1, 4, 8, 16, 32};
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--check")) check = true;
+    else if (!std::strcmp(argv[i], "--parts")) parts = true;
     else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) iters = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--ctx") && i + 1 < argc) ctx = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--batches") && i + 1 < argc) {
@@ -188,6 +189,31 @@ int main(int argc, char** argv) {
   int failures = 0;
   for (int Bn : batches) {
     P.B = Bn;
+    if (parts) {  // time the layers alone and the LM head alone
+      for (int part = 1; part <= 2; ++part) {
+        std::vector<Instr> pi = build_instrs(Bn, ctx, part);
+        Instr* dp = dalloc<Instr>(pi.size());
+        CK(cudaMemcpy(dp, pi.data(), pi.size() * sizeof(Instr), cudaMemcpyHostToDevice));
+        Params pp = P;
+        pp.instrs = dp;
+        pp.n_instr = int(pi.size());
+        std::vector<float> t;
+        for (int i = 0; i < 3 + iters; ++i) {
+          CK(cudaMemsetAsync(pp.counters, 0, kCounters * sizeof(unsigned)));
+          CK(cudaMemsetAsync(pp.best, 0, Bn * sizeof(unsigned long long)));
+          CK(cudaEventRecord(e0));
+          decode_step<<<grid, 256, kSmemBytes>>>(pp);
+          CK(cudaEventRecord(e1));
+          CK(cudaEventSynchronize(e1));
+          float x;
+          CK(cudaEventElapsedTime(&x, e0, e1));
+          if (i >= 3) t.push_back(x);
+        }
+        std::sort(t.begin(), t.end());
+        std::printf("B=%d: %s alone: median %.1f us\n", Bn, part == 1 ? "30 layers" : "LM head", t[t.size() / 2] * 1e3);
+        CK(cudaFree(dp));
+      }
+    }
     std::vector<Instr> ins = build_instrs(Bn, ctx);
     Instr* dins = dalloc<Instr>(ins.size());
     CK(cudaMemcpy(dins, ins.data(), ins.size() * sizeof(Instr), cudaMemcpyHostToDevice));
