@@ -13,6 +13,7 @@
 namespace pk {
 
 constexpr int kPartStride = 514;  // floats per (split, head) partial: m, l, acc[512]
+constexpr int kMaxSplits = 8;     // ctx <= 512 (main checks)
 
 __device__ __forceinline__ float rope_freq(bool full, int i) {
   if (full) return i < 64 ? powf(1.0e6f, -2.0f * i / 512.f) : 0.f;
@@ -32,18 +33,23 @@ __device__ void rope_rows(float* x, int heads, int D, bool full, int pos) {
   }
   __syncthreads();
 }
-// Warp-wide RMS norm of a D-float row from global (through L2) into smem.
-__device__ void warp_norm_row(const float* src, float* dst, int D, const float* gain, bool to_fp8) {
+// Warp-wide RMS norm of a D-float row from global (through L2) into smem:
+// all D/32 loads of a lane issued at once (one L2 round trip, not D/32).
+template <int D>
+__device__ void warp_norm_row(const float* src, float* dst, const float* gain, bool to_fp8) {
   const int lane = threadIdx.x & 31;
+  float v[D / 32];
   float s = 0.f;
-  for (int d = lane; d < D; d += 32) {
-    const float v = __ldcg(src + d);
-    s += v * v;
-  }
+#pragma unroll
+  for (int j = 0; j < D / 32; ++j) v[j] = __ldcg(src + lane + 32 * j);
+#pragma unroll
+  for (int j = 0; j < D / 32; ++j) s += v[j] * v[j];
   const float rs = rsqrtf(warp_sum(s) / D + 1e-6f);
-  for (int d = lane; d < D; d += 32) {
-    const float v = __ldcg(src + d) * rs * (gain ? gain[d] : 1.f);
-    dst[d] = to_fp8 ? e4m3f(f2e4m3(v)) : v;
+#pragma unroll
+  for (int j = 0; j < D / 32; ++j) {
+    const int d = lane + 32 * j;
+    const float x = v[j] * rs * (gain ? gain[d] : 1.f);
+    dst[d] = to_fp8 ? e4m3f(f2e4m3(x)) : x;
   }
 }
 
@@ -62,10 +68,10 @@ __device__ bool exec_attn_t(const Params& P, const Instr& in, const uint8_t* slo
   float* sc = vn + D;           // [G][65]
   float* ml = sc + G * 65;      // [G][2]
   const float* q = P.qkv + size_t(b) * layer_nqkv(l);
-  if (warp < G) warp_norm_row(q + (kh * G + warp) * D, qs + warp * D, D, lp.q_norm, false);
-  if (last && warp == G % 8) warp_norm_row(q + kHq * D + kh * D, kn, D, lp.k_norm, false);
+  if (warp < G) warp_norm_row<D>(q + (kh * G + warp) * D, qs + warp * D, lp.q_norm, false);
+  if (last && warp == G % 8) warp_norm_row<D>(q + kHq * D + kh * D, kn, lp.k_norm, false);
   if (last && warp == (G + 1) % 8)
-    warp_norm_row(q + kHq * D + (full ? 0 : hkv * D) + kh * D, vn, D, nullptr, true);
+    warp_norm_row<D>(q + kHq * D + (full ? 0 : hkv * D) + kh * D, vn, nullptr, true);
   rope_rows(qs, G, D, full, P.ctx);
   if (last) {
     rope_rows(kn, 1, D, full, P.ctx);
@@ -135,17 +141,28 @@ __device__ bool exec_attn_t(const Params& P, const Instr& in, const uint8_t* slo
   __syncthreads();
   if (!sh[0]) return false;
   __threadfence();
+  // combine: every split's (m, l) and acc loaded at once (unrolled up to
+  // kMaxSplits), one L2 round trip instead of one per split
   const float* p0 = P.attn_part + size_t(b * 8 + kh) * ns * 8 * kPartStride;
   for (int idx = threadIdx.x; idx < G * D; idx += blockDim.x) {
     const int g = idx / D, d = idx % D;
-    float M = -INFINITY;
-    for (int j = 0; j < ns; ++j) M = fmaxf(M, __ldcg(p0 + (j * 8 + g) * kPartStride));
-    float num = 0.f, den = 0.f;
-    for (int j = 0; j < ns; ++j) {
+    float m[kMaxSplits], lsum[kMaxSplits], a[kMaxSplits];
+#pragma unroll
+    for (int j = 0; j < kMaxSplits; ++j) {
       const float* pj = p0 + (j * 8 + g) * kPartStride;
-      const float w = __expf(__ldcg(pj) - M);
-      num += w * __ldcg(pj + 2 + d);
-      den += w * __ldcg(pj + 1);
+      m[j] = j < ns ? __ldcg(pj) : -INFINITY;
+      lsum[j] = j < ns ? __ldcg(pj + 1) : 0.f;
+      a[j] = j < ns ? __ldcg(pj + 2 + d) : 0.f;
+    }
+    float M = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < kMaxSplits; ++j) M = fmaxf(M, m[j]);
+    float num = 0.f, den = 0.f;
+#pragma unroll
+    for (int j = 0; j < kMaxSplits; ++j) {
+      const float w = j < ns ? __expf(m[j] - M) : 0.f;
+      num += w * a[j];
+      den += w * lsum[j];
     }
     P.attn[size_t(b) * kHq * D + (kh * G + g) * D + d] = __float2bfloat16_rn(num / den);
   }

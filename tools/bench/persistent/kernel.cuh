@@ -13,6 +13,12 @@ namespace pk {
 constexpr int kShBytes = 4096;
 constexpr int kSmemBytes = 2 * kSlotBytes + kScratchBytes + kShBytes;
 
+__device__ __forceinline__ unsigned long long globaltimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+  return t;
+}
+
 // Thread 0: start the copy of `in` into `slot`; state 0 = deferred (routing
 // not ready), 1 = copy in flight on bar, 2 = nothing to copy.
 __device__ __forceinline__ int issue(const Params& P, const Instr& in, uint8_t* slot, uint64_t* bar, bool may_wait) {
@@ -67,6 +73,7 @@ __global__ void __launch_bounds__(256, 1) decode_step(const __grid_constant__ Pa
   if (threadIdx.x == 0 && idx < P.n_instr) state[0] = issue(P, P.instrs[idx], slot(0), &bars[0], false);
   for (; idx < P.n_instr; idx += gridDim.x) {
     const Instr in = P.instrs[idx];
+    const unsigned long long t0 = P.trace ? globaltimer() : 0ull;
     if (threadIdx.x == 0) {
       const int nx = idx + gridDim.x;
       if (nx < P.n_instr) state[cur ^ 1] = issue(P, P.instrs[nx], slot(cur ^ 1), &bars[cur ^ 1], false);
@@ -82,6 +89,10 @@ __global__ void __launch_bounds__(256, 1) decode_step(const __grid_constant__ Pa
       mbar_wait(&bars[cur], (phase >> cur) & 1u);
       phase ^= 1u << cur;
     }
+    if (P.trace && threadIdx.x == 0) {
+      P.trace[3 * idx] = t0;
+      P.trace[3 * idx + 1] = globaltimer();
+    }
     bool sig = true;
     switch (in.op) {
       case OP_EMBED: exec_embed(P, in, red); break;
@@ -91,6 +102,7 @@ __global__ void __launch_bounds__(256, 1) decode_step(const __grid_constant__ Pa
       default: sig = exec_linear(P, in, slot(cur), scratch, sh); break;
     }
     __syncthreads();
+    if (P.trace && threadIdx.x == 0) P.trace[3 * idx + 2] = globaltimer();
     if (threadIdx.x == 0 && sig && in.signal >= 0) {
       __threadfence();
       red_release(P.counters + in.signal, 1u);

@@ -4,7 +4,7 @@
 // KV cache, checks the last layer's instruction classes against reference
 // kernels (--check) and prints step time beside the byte limit measured
 // with a device-to-device copy in the same run.
-//   pk_decode [--check] [--parts] [--iters N] [--batches 1,4,8,16,32] [--ctx 512]
+//   pk_decode [--check] [--parts] [--timeline] [--iters N] [--batches 1,4,8,16,32] [--ctx 512]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +15,7 @@
 
 #include "fill.cuh"
 #include "kernel.cuh"
+#include "timeline.hpp"
 namespace pk {
 int host_check(const Params& P, const std::vector<LayerP>& hl, const float* dlogits, int B, bool full_check);
 }
@@ -129,12 +130,13 @@ static double d2d_bandwidth() {
 }
 
 int main(int argc, char** argv) {
-  bool check = false, parts = false;
+  bool check = false, parts = false, timeline = false;
   int iters = 30, ctx = 512;
   std::vector<int> batches = {1, 4, 8, 16, 32};
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--check")) check = true;
     else if (!std::strcmp(argv[i], "--parts")) parts = true;
+    else if (!std::strcmp(argv[i], "--timeline")) timeline = true;
     else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) iters = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--ctx") && i + 1 < argc) ctx = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--batches") && i + 1 < argc) {
@@ -142,7 +144,7 @@ int main(int argc, char** argv) {
       for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ",")) batches.push_back(std::atoi(t));
     }
   }
-  if (ctx % kSplitTok) { std::fprintf(stderr, "ctx must be a multiple of %d\n", kSplitTok); return 2; }
+  if (ctx % kSplitTok || n_splits(ctx) > kMaxSplits) { std::fprintf(stderr, "ctx must be a multiple of %d, at most %d\n", kSplitTok, kSplitTok * kMaxSplits); return 2; }
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
@@ -251,6 +253,17 @@ int main(int argc, char** argv) {
       ms.push_back(t);
     }
     CK(cudaGetLastError());
+    if (timeline) {
+      unsigned long long* tr = dalloc<unsigned long long>(3 * ins.size());
+      Params pt = P;
+      pt.trace = tr;
+      step(pt);
+      CK(cudaDeviceSynchronize());
+      std::vector<unsigned long long> ht(3 * ins.size());
+      CK(cudaMemcpy(ht.data(), tr, ht.size() * 8, cudaMemcpyDeviceToHost));
+      print_timeline(ins, ht, Bn);
+      CK(cudaFree(tr));
+    }
     std::sort(ms.begin(), ms.end());
     // bytes the step must read: every dense weight once, each touched
     // expert once, the LM head, the KV cache of every row

@@ -63,6 +63,7 @@ struct Params {
   unsigned long long* best;  // [B] packed (logit key, ~index)
   float* logits;             // [B][V] or null (check mode)
   const struct Instr* instrs;
+  unsigned long long* trace;  // [n_instr][3] globaltimer: begin, ready, end (or null)
   int n_instr;
 };
 
