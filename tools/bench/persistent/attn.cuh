@@ -45,11 +45,13 @@ __device__ void warp_norm_row(const float* src, float* dst, const float* gain, b
 #pragma unroll
   for (int j = 0; j < D / 32; ++j) s += v[j] * v[j];
   const float rs = rsqrtf(warp_sum(s) / D + 1e-6f);
+  float gv[D / 32];  // gains into registers before the stores (aliasing)
+#pragma unroll
+  for (int j = 0; j < D / 32; ++j) gv[j] = gain ? __ldg(gain + lane + 32 * j) : 1.f;
 #pragma unroll
   for (int j = 0; j < D / 32; ++j) {
-    const int d = lane + 32 * j;
-    const float x = v[j] * rs * (gain ? gain[d] : 1.f);
-    dst[d] = to_fp8 ? e4m3f(f2e4m3(x)) : x;
+    const float x = v[j] * rs * gv[j];
+    dst[lane + 32 * j] = to_fp8 ? e4m3f(f2e4m3(x)) : x;
   }
 }
 
