@@ -33,15 +33,12 @@ __host__ __device__ inline int ctr(int l, int c) { return l * kCounterStride + c
 constexpr int kCounters = (kL + 1) * kCounterStride;
 
 // Rows of one quantized-linear instruction: as many 16-row groups as fit a
-// 99 KiB shared-memory slot (64 rows at K = 2816: one wave of qkv tiles),
-// at most 176 (the partial-sum area holds 176 rows x 33 floats).
-constexpr int kSlotBytes = 101376;
-constexpr int kMaxTileRows = 176;
+// 94 KiB shared-memory slot.
+constexpr int kSlotBytes = 96256;
 __host__ __device__ constexpr int rows_per_tile(int k) {
-  return ((kSlotBytes / (k / 2 + k / 16)) / 16) * 16 > kMaxTileRows ? kMaxTileRows
-                                                                     : ((kSlotBytes / (k / 2 + k / 16)) / 16) * 16;
+  return ((kSlotBytes / (k / 2 + k / 16)) / 16) * 16 > 240 ? 240 : ((kSlotBytes / (k / 2 + k / 16)) / 16) * 16;
 }
-constexpr int kGluRows = 32;   // gate rows per GLU tile (and as many up rows)
+constexpr int kGluRows = 16;   // gate rows per GLU tile (and as many up rows)
 constexpr int kBf16Rows = 16;  // rows per bf16 tile (router, LM head)
 
 struct Instr {  // 48 bytes, read by one thread as three int4

@@ -13,7 +13,7 @@ namespace pk {
 
 constexpr int kRgc = 3;          // 16-row groups per warp unit
 constexpr int kOutStride = 33;   // floats per output row in out_s (unstaged)
-constexpr int kScratchBytes = 24576;
+constexpr int kScratchBytes = 32768;
 // Few rows (<= 4): the activation rows are staged once per instruction in
 // shared memory (cp.async, after out_s), so the warps' K steps read them
 // there instead of paying an L2 round trip per step; out_s then keeps 5
