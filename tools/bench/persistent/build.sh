@@ -6,7 +6,9 @@ set -e
 cd "$(dirname "$0")"
 mkdir -p build
 NVCC=${NVCC:-nvcc}
-FLAGS="-std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -Wall,-Wextra -Xptxas -v,-warn-spills,-warn-lmem-usage -lineinfo"
+# The provider's device helpers and the SDK headers they use.
+INCLUDES="-I../../../kernels/cuda/src -I../../../sdk/include"
+FLAGS="$INCLUDES -std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -Wall,-Wextra -Xptxas -v,-warn-spills,-warn-lmem-usage -lineinfo"
 nice -n 10 $NVCC $FLAGS -c main.cu -o build/main.o 2> build/ptxas_main.txt || { cat build/ptxas_main.txt; exit 1; }
 nice -n 10 $NVCC $FLAGS -c host_check.cu -o build/host_check.o 2> build/ptxas_check.txt || { cat build/ptxas_check.txt; exit 1; }
 nice -n 10 $NVCC -std=c++20 -O2 -Xcompiler -Wall,-Wextra -c builder.cpp -o build/builder.o

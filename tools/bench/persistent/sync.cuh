@@ -9,6 +9,8 @@
 #include <cuda_fp8.h>
 #include <cstdint>
 
+#include "device_common.cuh"
+
 namespace pk {
 
 __device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
@@ -63,16 +65,9 @@ __device__ __forceinline__ uint4 ldcg4(const void* p) {
 }
 __device__ __forceinline__ float ldcgf(const float* p) { return __ldcg(p); }
 
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
+// The provider's warp reductions (kernels/cuda/src/device_common.cuh).
+using seatrt::cuda::warp_max;
+using seatrt::cuda::warp_sum;
 // Block of 256 threads; scratch: 8 floats.
 __device__ __forceinline__ float block_sum(float v, float* scratch) {
   v = warp_sum(v);
