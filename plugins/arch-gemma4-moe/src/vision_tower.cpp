@@ -53,6 +53,29 @@ seatrt_kv_layer as_cache(void* k, void* v, int64_t blocks, int32_t block_size, i
   return c;
 }
 
+// Unscaled, uncapped attention over `cache` for one-row sequences (both of
+// the tower's uses: a patch's view of its image, a pooled cell's nine patches).
+seatrt_attention_args one_row_attention(const seatrt_tensor& q, const seatrt_kv_layer& cache,
+                                        const seatrt_tensor& query_start, const seatrt_tensor& seq_lens,
+                                        const seatrt_tensor& block_tables, int64_t num_seqs, int64_t max_seq_len,
+                                        seatrt_tensor& out) {
+  seatrt_attention_args a{};
+  a.struct_size = sizeof(a);
+  a.q = &q;
+  a.cache = &cache;
+  a.query_start = &query_start;
+  a.seq_lens = &seq_lens;
+  a.block_tables = &block_tables;
+  a.num_seqs = static_cast<int32_t>(num_seqs);
+  a.max_query_len = 1;
+  a.max_seq_len = static_cast<int32_t>(max_seq_len);
+  a.window = 0;
+  a.scale = 1.0f;
+  a.softcap = 0.0f;
+  a.out = &out;
+  return a;
+}
+
 }  // namespace
 
 VisionTower::VisionTower(const seatrt_model_source* src, VisionConfig config, int32_t max_patches)
@@ -299,21 +322,8 @@ void VisionTower::encode(seatrt_stream stream, const seatrt_tensor& pixel_values
       ops.rope(first, t_pos_x, inv_freq_, first);
       ops.rope(second, t_pos_y, inv_freq_, second);
     }
-    seatrt_attention_args a{};
-    a.struct_size = sizeof(a);
-    a.q = &q;
-    a.cache = &cache;
-    a.query_start = &attn_qs;
-    a.seq_lens = &attn_sl;
-    a.block_tables = &attn_bt;
-    a.num_seqs = static_cast<int32_t>(n);
-    a.max_query_len = 1;
-    a.max_seq_len = static_cast<int32_t>(n);
-    a.window = 0;
-    a.scale = 1.0f;  // q and k are normed; Gemma-4's tower does not scale
-    a.softcap = 0.0f;
-    a.out = &attn;
-    ops.attention(a);
+    // Unscaled: q and k are normed; Gemma-4's tower does not scale.
+    ops.attention(one_row_attention(q, cache, attn_qs, attn_sl, attn_bt, n, n, attn));
     ops.linear(attn2, l.o, x);
     ops.rms_norm(x, &l.post_attention_norm, c_.rms_eps, x);
     ops.elementwise(SEATRT_EW_ADD, hid, &x, 0.0f, hid);
@@ -332,19 +342,7 @@ void VisionTower::encode(seatrt_stream stream, const seatrt_tensor& pixel_values
                       pool_bt = i32(pool_tables, {soft, kp});
   seatrt_tensor zero_q = f32(zeros_, {soft, heads, hd});
   seatrt_tensor pooled = f32(ws_.attn, {soft, heads, hd}), pooled2 = f32(ws_.attn, {soft, h});
-  seatrt_attention_args p{};
-  p.struct_size = sizeof(p);
-  p.q = &zero_q;
-  p.cache = &pool_cache;
-  p.query_start = &pool_qs;
-  p.seq_lens = &pool_sl;
-  p.block_tables = &pool_bt;
-  p.num_seqs = static_cast<int32_t>(soft);
-  p.max_query_len = 1;
-  p.max_seq_len = kp * kp;
-  p.scale = 1.0f;
-  p.out = &pooled;
-  ops.attention(p);
+  ops.attention(one_row_attention(zero_q, pool_cache, pool_qs, pool_sl, pool_bt, soft, kp * kp, pooled));
   ops.elementwise(SEATRT_EW_SCALE, pooled2, nullptr, static_cast<float>(std::sqrt(static_cast<double>(h))), pooled2);
 
   // Stage 5: standardize, then embed_vision (weightless norm, projection).
