@@ -47,8 +47,8 @@
 extern "C" {
 #endif
 
-#define SEATRT_ABI_MAJOR 1
-#define SEATRT_ABI_MINOR 7
+#define SEATRT_ABI_MAJOR 2
+#define SEATRT_ABI_MINOR 0
 
 /* The one symbol a plugin library exports (see seatrt_plugin_init_fn). */
 #define SEATRT_PLUGIN_ENTRY_SYMBOL "seatrt_plugin_init"

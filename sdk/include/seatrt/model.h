@@ -137,16 +137,22 @@ typedef struct seatrt_forward_batch {
   const int32_t* host_query_start;
   const int32_t* host_seq_lens;
   seatrt_tensor* logits;              /* F32 [num_logits, vocab] */
-  /* Appended in 1.0 (read only when struct_size covers them): the host
-   * pages sliding-window layers (kv layer spec window > 0) in a pool of
-   * their own, recycling blocks as the window slides.  When non-NULL,
-   * those layers' kv_layers[l] caches are indexed by window_block_tables
-   * (I32 [S, max_blocks]; an entry for a block that slid out of the window
-   * holds another valid block of the sequence and must not be read) and
-   * their new K/V go to window_slot_mapping (I64 [T]).
+  /* The host pages sliding-window layers (kv layer spec window > 0) in a
+   * pool of their own, recycling blocks as the window slides.  When
+   * non-NULL, those layers' kv_layers[l] caches are indexed by
+   * window_block_tables (I32 [S, max_blocks]; an entry for a block that slid
+   * out of the window holds another valid block of the sequence and must
+   * not be read) and their new K/V go to window_slot_mapping (I64 [T]).
    * NULL: every layer uses block_tables / slot_mapping. */
   const seatrt_tensor* window_block_tables;
   const seatrt_tensor* window_slot_mapping;
+  /* 1 when this step's shapes (num_tokens, num_seqs, max_query_len,
+   * max_seq_len, num_logits, the block tables' width) and every tensor
+   * address above repeat in later steps (a decode batch bucket): the model
+   * may plan the step's graph once and launch the plan again for each such
+   * step.  0: a one-off shape (a prefill chunk). */
+  int32_t shape_repeats;
+  int32_t reserved0;
 } seatrt_forward_batch;
 
 /* Debug/trace callback: called during forward() with intermediate tensors
@@ -196,8 +202,7 @@ typedef struct seatrt_arch_api {
    * provided).  Only between forward() calls. */
   seatrt_status* (*set_trace)(seatrt_model* model, seatrt_trace_fn fn, void* user_data);
 
-  /* Appended in ABI 1.6 (read only when struct_size covers it; may be
-   * NULL).  The model's shape from src->config_json alone, reading no
+  /* May be NULL.  The model's shape from src->config_json alone, reading no
    * tensor: what create()'s info() would report for vocab_size,
    * hidden_size, num_layers, max_position, is_moe and kv_layers, so that
    * the host can plan the KV pool before loading (`seatrt check`).
@@ -209,6 +214,17 @@ typedef struct seatrt_arch_api {
    * and INVALID_ARG is returned.  Pure: any thread, concurrently. */
   seatrt_status* (*describe)(const seatrt_model_source* src, seatrt_model_info* out,
                              seatrt_kv_layer_spec* layers, int32_t capacity);
+
+  /* May be NULL.  Builds and plans the model's step graphs at
+   * representative shapes (a decode step of 1 and of max_seqs sequences, a
+   * prefill chunk) with inputs of its own, and reports for each graph its
+   * nodes by stage and what the kernel table's plan runs (plan_describe's
+   * lines), one line per call to `report` (`seatrt check`).  Between
+   * forward() calls only. */
+  seatrt_status* (*describe_steps)(seatrt_model* model, int32_t max_seqs, seatrt_report_fn report,
+                                   void* report_user_data);
+
+  /* ---- end of ABI 2.0 */
 } seatrt_arch_api;
 
 /* ------------------------------------------------------ quantization API */

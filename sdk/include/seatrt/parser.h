@@ -60,10 +60,9 @@ typedef struct seatrt_parser_request {
   const char* prompt_tail;
   size_t prompt_tail_len;
   const seatrt_vocab* vocab;
-  /* Appended in ABI 1.6 (read only when struct_size covers it): 0 when the
-   * request asked for at most one tool call (parallel_tool_calls: false),
-   * 1 otherwise; a parser that constrains calls then stops after the first.
-   * Absent (an older host): 1. */
+  /* 0 when the request asked for at most one tool call
+   * (parallel_tool_calls: false), 1 otherwise; a parser that constrains
+   * calls then stops after the first. */
   int32_t parallel_tool_calls;
   int32_t reserved1;
 } seatrt_parser_request;
