@@ -74,8 +74,7 @@ SeqPlan check_plan(const seatrt_attention_args& args, const CheckedCache& cache,
 
 }  // namespace
 
-void attention(Context& ctx, const seatrt_attention_args* args_in) {
-  const auto& args = need_args(args_in, kOp);
+void attention(Context& ctx, const seatrt_attention_args& args) {
   const CheckedCache cache = check_kv_layer(args.cache, kOp);
   const seatrt_tensor& q = need_tensor(args.q, kOp, "q");
   const seatrt_tensor& out = need_tensor(args.out, kOp, "out");

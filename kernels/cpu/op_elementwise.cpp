@@ -1,5 +1,6 @@
-// elementwise: add, mul (b broadcast over leading dims), scale, softcap, and
-// copy with dtype conversion.  Math in fp32; one rounding on store.
+// elementwise: add, mul (b broadcast over leading dims), scale, softcap,
+// copy with dtype conversion, sigmoid, and mul_rows (one factor per row of
+// a).  Math in fp32; one rounding on store.
 #include <cmath>
 #include <vector>
 
@@ -26,12 +27,25 @@ void check_broadcast(const seatrt_tensor& a, const seatrt_tensor& b) {
   }
 }
 
+// mul_rows: b holds one value per row of a, in any shape of that many
+// elements ([T] or [T, 1]); read as one flat vector.
+std::vector<float> read_row_factors(const seatrt_tensor& a, const seatrt_tensor& b) {
+  const Rows a_rows(a);
+  if (numel(b) != a_rows.rows()) {
+    invalid(kOp, "mul_rows: b has shape " + shape_string(b) + ", expected one value per row of a " + shape_string(a) +
+                     " (" + std::to_string(a_rows.rows()) + " values)");
+  }
+  const Rows b_rows(b);
+  std::vector<float> factors(static_cast<size_t>(a_rows.rows()));
+  for (int64_t r = 0; r < b_rows.rows(); ++r) b_rows.load(r, factors.data() + r * b_rows.cols());
+  return factors;
+}
+
 }  // namespace
 
-void elementwise(Context& ctx, const seatrt_elementwise_args* args_in) {
-  const auto& args = need_args(args_in, kOp);
+void elementwise(Context& ctx, const seatrt_elementwise_args& args) {
   const int32_t op = args.op;
-  if (op < SEATRT_EW_ADD || op > SEATRT_EW_COPY) invalid(kOp, "unknown op " + std::to_string(op));
+  if (op < SEATRT_EW_ADD || op > SEATRT_EW_MUL_ROWS) unsupported(kOp, "unknown op " + std::to_string(op));
   const seatrt_tensor& a = need_tensor(args.a, kOp, "a");
   const seatrt_tensor& out = need_tensor(args.out, kOp, "out");
   if (op == SEATRT_EW_COPY) {
@@ -49,6 +63,12 @@ void elementwise(Context& ctx, const seatrt_elementwise_args* args_in) {
     need_dtype(b, kOp, "b", kActivationDtypes);
     check_broadcast(a, b);
     b_rows = Rows(b);
+  }
+  std::vector<float> row_factor;
+  if (op == SEATRT_EW_MUL_ROWS) {
+    const seatrt_tensor& b = need_tensor(args.b, kOp, "b");
+    need_dtype(b, kOp, "b", kActivationDtypes);
+    row_factor = read_row_factors(a, b);
   }
   if (op == SEATRT_EW_SOFTCAP && !(args.alpha > 0.0f && std::isfinite(args.alpha))) {
     invalid(kOp, "softcap needs a finite alpha > 0, got " + std::to_string(args.alpha));
@@ -72,6 +92,8 @@ void elementwise(Context& ctx, const seatrt_elementwise_args* args_in) {
           case SEATRT_EW_MUL: v = v * y[static_cast<size_t>(c)]; break;
           case SEATRT_EW_SCALE: v = v * alpha; break;
           case SEATRT_EW_SOFTCAP: v = alpha * std::tanh(v / alpha); break;
+          case SEATRT_EW_SIGMOID: v = 1.0f / (1.0f + std::exp(-v)); break;
+          case SEATRT_EW_MUL_ROWS: v = v * row_factor[static_cast<size_t>(r)]; break;
           default: break;  // copy
         }
       }

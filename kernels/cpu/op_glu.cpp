@@ -14,9 +14,8 @@ bool is_known_activation(int32_t activation) {
          activation == SEATRT_ACT_GELU_ERF;
 }
 
-void glu(Context& ctx, const seatrt_glu_args* args_in) {
+void glu(Context& ctx, const seatrt_glu_args& args) {
   constexpr const char* kOp = "glu";
-  const auto& args = need_args(args_in, kOp);
   if (!is_known_activation(args.activation)) {
     invalid(kOp, "unknown activation " + std::to_string(args.activation));
   }

@@ -9,9 +9,8 @@
 
 namespace seatrt::cpu {
 
-void kv_store(Context& ctx, const seatrt_kv_store_args* args_in) {
+void kv_store(Context& ctx, const seatrt_kv_store_args& args) {
   constexpr const char* kOp = "kv_store";
-  const auto& args = need_args(args_in, kOp);
   const CheckedCache cache = check_kv_layer(args.cache, kOp);
   const seatrt_tensor& k = need_tensor(args.k, kOp, "k");
   need_ndim(k, kOp, "k", 3);

@@ -1,5 +1,5 @@
-// linear: out [..., N] = x [..., K] * W^T for DENSE (BF16/F16/F32) and NVFP4
-// weights.  Work is split over output features: each W row is decoded once
+// linear: out [..., N] = x [..., K] * W^T (+ bias [N]) for DENSE
+// (BF16/F16/F32) and NVFP4 weights.  Work is split over output features: each W row is decoded once
 // and applied to every x row, accumulating in fp32.
 #include <vector>
 
@@ -11,9 +11,8 @@
 
 namespace seatrt::cpu {
 
-void linear(Context& ctx, const seatrt_linear_args* args_in) {
+void linear(Context& ctx, const seatrt_linear_args& args) {
   constexpr const char* kOp = "linear";
-  const auto& args = need_args(args_in, kOp);
   const seatrt_tensor& x = need_tensor(args.x, kOp, "x");
   const seatrt_tensor& out = need_tensor(args.out, kOp, "out");
   need_dtype(x, kOp, "x", kActivationDtypes);
@@ -32,6 +31,15 @@ void linear(Context& ctx, const seatrt_linear_args* args_in) {
     invalid(kOp, "out has shape " + shape_string(out) + ", expected x's leading axes and " +
                      std::to_string(w.out_features) + " features");
   }
+  std::vector<float> bias;
+  if (args.bias) {
+    const seatrt_tensor& b = need_tensor(args.bias, kOp, "bias");
+    need_ndim(b, kOp, "bias", 1);
+    need_dtype(b, kOp, "bias", kActivationDtypes);
+    need_dim(b, kOp, "bias", 0, w.out_features);
+    bias.resize(static_cast<size_t>(w.out_features));
+    Rows(b).load(0, bias.data());
+  }
   const int64_t m_rows = x_rows.rows();
   const int64_t k = w.in_features;
   std::vector<float> xf(static_cast<size_t>(m_rows * k));
@@ -44,6 +52,11 @@ void linear(Context& ctx, const seatrt_linear_args* args_in) {
     std::vector<float> wrow(static_cast<size_t>(k));
     std::vector<float> y(static_cast<size_t>(m_rows * width));
     linear_block(w, xf.data(), m_rows, n_begin, n_end, y.data(), width, wrow.data());
+    if (!bias.empty()) {
+      for (int64_t m = 0; m < m_rows; ++m) {
+        for (int64_t n = 0; n < width; ++n) y[static_cast<size_t>(m * width + n)] += bias[static_cast<size_t>(n_begin + n)];
+      }
+    }
     for (int64_t m = 0; m < m_rows; ++m) {
       store_f32(out.dtype, y.data() + m * width,
                 out_rows.row_ptr(m) + n_begin * static_cast<int64_t>(out_esize), width);

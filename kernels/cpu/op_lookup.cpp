@@ -10,9 +10,8 @@
 
 namespace seatrt::cpu {
 
-void embedding(Context& ctx, const seatrt_embedding_args* args_in) {
+void embedding(Context& ctx, const seatrt_embedding_args& args) {
   constexpr const char* kOp = "embedding";
-  const auto& args = need_args(args_in, kOp);
   const seatrt_tensor& ids = need_tensor(args.ids, kOp, "ids");
   const seatrt_tensor& table = need_tensor(args.table, kOp, "table");
   const seatrt_tensor& out = need_tensor(args.out, kOp, "out");
@@ -45,9 +44,8 @@ void embedding(Context& ctx, const seatrt_embedding_args* args_in) {
   });
 }
 
-void gather_rows(Context& ctx, const seatrt_gather_rows_args* args_in) {
+void gather_rows(Context& ctx, const seatrt_gather_rows_args& args) {
   constexpr const char* kOp = "gather_rows";
-  const auto& args = need_args(args_in, kOp);
   const seatrt_tensor& x = need_tensor(args.x, kOp, "x");
   const seatrt_tensor& index = need_tensor(args.index, kOp, "index");
   const seatrt_tensor& out = need_tensor(args.out, kOp, "out");

@@ -59,8 +59,7 @@ void run_expert(const seatrt_moe_args& args, int64_t e, const float* x, int64_t 
 
 }  // namespace
 
-void moe(Context& ctx, const seatrt_moe_args* args_in) {
-  const auto& args = need_args(args_in, kOp);
+void moe(Context& ctx, const seatrt_moe_args& args) {
   if (!is_known_activation(args.activation)) invalid(kOp, "unknown activation " + std::to_string(args.activation));
   if (args.num_experts < 1) invalid(kOp, "num_experts " + std::to_string(args.num_experts) + " is not positive");
   if (!args.gate || !args.up || !args.down) invalid(kOp, "gate, up and down expert arrays must not be NULL");

@@ -1,5 +1,6 @@
-// rms_norm: out = x * (mean(x^2) + eps)^-1/2 * weight over the last axis,
-// weightless when weight is NULL; fp32 inside, one rounding on store.
+// rms_norm: out = x * (mean(x^2) + eps)^-1/2 * (weight + weight_offset)
+// over the last axis, weightless when weight is NULL; fp32 inside, one
+// rounding on store.
 #include <cmath>
 #include <vector>
 
@@ -9,15 +10,15 @@
 
 namespace seatrt::cpu {
 
-void rms_norm(Context& ctx, const seatrt_rms_norm_args* args_in) {
+void rms_norm(Context& ctx, const seatrt_rms_norm_args& args) {
   constexpr const char* kOp = "rms_norm";
-  const auto& args = need_args(args_in, kOp);
   const seatrt_tensor& x = need_tensor(args.x, kOp, "x");
   const seatrt_tensor& out = need_tensor(args.out, kOp, "out");
   need_dtype(x, kOp, "x", kActivationDtypes);
   need_dtype(out, kOp, "out", kActivationDtypes);
   need_same_shape(x, "x", out, "out", kOp);
   if (!(args.eps >= 0.0f) || !std::isfinite(args.eps)) invalid(kOp, "eps must be finite and >= 0");
+  if (!std::isfinite(args.weight_offset)) invalid(kOp, "weight_offset is not finite");
   const int64_t n = x.shape[x.ndim - 1];
   std::vector<float> gain;
   if (args.weight) {
@@ -27,6 +28,9 @@ void rms_norm(Context& ctx, const seatrt_rms_norm_args* args_in) {
     need_dim(w, kOp, "weight", 0, n);
     gain.resize(static_cast<size_t>(n));
     Rows(w).load(0, gain.data());
+    // The offset joins the gain in fp32 before it scales the row, as a
+    // zero-centred checkpoint's (1 + w) is computed.
+    for (float& g : gain) g += args.weight_offset;
   }
   const Rows x_rows(x);
   const Rows out_rows(out);

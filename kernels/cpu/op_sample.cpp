@@ -1,5 +1,5 @@
 // sample: one token per row of logits [B, V].  Order of processing (vLLM's):
-// logit bias (ABI 1.7), repetition penalty (prompt + output tokens), frequency and presence
+// logit bias, repetition penalty (prompt + output tokens), frequency and presence
 // penalties (output tokens), allowed-token mask, then greedy argmax
 // (temperature < 1e-5; lowest id on ties) or: divide by temperature, min_p,
 // top_k, top_p, and an inverse-CDF draw over the survivors sorted by
@@ -34,7 +34,7 @@ bool allowed(const seatrt_sampling_row& row, int64_t id) {
 
 void check_row(const seatrt_sampling_row& row, int64_t b, int64_t vocab) {
   const std::string at = "rows[" + std::to_string(b) + "]";
-  // A 1.0-1.6 caller's row ends before the bias fields: no bias.
+  // An older caller's row ends before the bias fields: no bias.
   if (row.struct_size < offsetof(seatrt_sampling_row, bias_ids)) invalid(kOp, at + ".struct_size is too small");
   if (!(std::isfinite(row.temperature) && row.temperature >= 0.0f)) invalid(kOp, at + ".temperature must be finite and >= 0");
   if (!(row.top_p > 0.0f && row.top_p <= 1.0f)) invalid(kOp, at + ".top_p must be in (0, 1]");
@@ -156,8 +156,7 @@ int32_t draw(const seatrt_sampling_row& row, std::vector<float>& z) {
 
 }  // namespace
 
-void sample(Context& ctx, const seatrt_sample_args* args_in) {
-  const auto& args = need_args(args_in, kOp);
+void sample(Context& ctx, const seatrt_sample_args& args) {
   const seatrt_tensor& logits = need_tensor(args.logits, kOp, "logits");
   need_ndim(logits, kOp, "logits", 2);
   need_dtype(logits, kOp, "logits", kActivationDtypes);

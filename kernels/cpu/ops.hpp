@@ -1,6 +1,8 @@
 // The CPU provider's operations, callable directly (tests link the static
-// library) or through the kernel table (provider_table.cpp).  Each throws
-// seatrt::sdk::Error on bad arguments, before writing any output.
+// library) or through the kernel table's run() (provider_table.cpp), which
+// first normalises the args with the SDK's read_args (struct_size rule,
+// required fields non-NULL).  Each throws seatrt::sdk::Error on bad
+// arguments, before writing any output.
 #pragma once
 
 #include <cstdint>
@@ -16,32 +18,20 @@ struct Context {
   ThreadPool pool;
 };
 
-void elementwise(Context& ctx, const seatrt_elementwise_args* args);
-void embedding(Context& ctx, const seatrt_embedding_args* args);
-void gather_rows(Context& ctx, const seatrt_gather_rows_args* args);
-void rms_norm(Context& ctx, const seatrt_rms_norm_args* args);
-void linear(Context& ctx, const seatrt_linear_args* args);
-void glu(Context& ctx, const seatrt_glu_args* args);
-void rope(Context& ctx, const seatrt_rope_args* args);
-void kv_store(Context& ctx, const seatrt_kv_store_args* args);
-void attention(Context& ctx, const seatrt_attention_args* args);
-void router_topk(Context& ctx, const seatrt_router_topk_args* args);
-void moe(Context& ctx, const seatrt_moe_args* args);
-void sample(Context& ctx, const seatrt_sample_args* args);
-// ABI 1.1 fused norms (op_fused_norm.cpp).
-void add_rms_norm(Context& ctx, const seatrt_add_rms_norm_args* args);
-void rms_norm_rope(Context& ctx, const seatrt_rms_norm_rope_args* args);
-// ABI 1.2 fused linears and norms (op_fused_linear.cpp).
-void linear_multi(Context& ctx, const seatrt_linear_multi_args* args);
-void linear_glu(Context& ctx, const seatrt_linear_glu_args* args);
-void rms_norm_multi(Context& ctx, const seatrt_rms_norm_multi_args* args);
-// ABI 1.4 fused attention input (op_qkv_norm_rope_store.cpp) and MoE end
-// (op_fused_norm.cpp).
-void qkv_norm_rope_store(Context& ctx, const seatrt_qkv_norm_rope_store_args* args);
-void add_rms_norm_pair(Context& ctx, const seatrt_add_rms_norm_pair_args* args);
-// ABI 1.5 a MoE layer's router: its input norms, Linear and top-k
-// (op_route.cpp).
-void route(Context& ctx, const seatrt_route_args* args);
+void elementwise(Context& ctx, const seatrt_elementwise_args& args);
+void embedding(Context& ctx, const seatrt_embedding_args& args);
+void gather_rows(Context& ctx, const seatrt_gather_rows_args& args);
+void rms_norm(Context& ctx, const seatrt_rms_norm_args& args);
+void linear(Context& ctx, const seatrt_linear_args& args);
+void glu(Context& ctx, const seatrt_glu_args& args);
+void rope(Context& ctx, const seatrt_rope_args& args);
+void kv_store(Context& ctx, const seatrt_kv_store_args& args);
+void attention(Context& ctx, const seatrt_attention_args& args);
+void router_topk(Context& ctx, const seatrt_router_topk_args& args);
+void moe(Context& ctx, const seatrt_moe_args& args);
+void sample(Context& ctx, const seatrt_sample_args& args);
+void conv1d_causal(Context& ctx, const seatrt_conv1d_causal_args& args);
+void delta_rule(Context& ctx, const seatrt_delta_rule_args& args);
 
 // The weight layouts this provider reads for `format`, most preferred first.
 // Unknown format: UNSUPPORTED.

@@ -1,5 +1,7 @@
 // The C table: every slot converts exceptions to statuses (sdk::guard) and
-// forwards to the C++ operations.  Memory is host memory, copies are memcpy,
+// forwards to the C++ operations (run/supports through op_dispatch.hpp).
+// The CPU provider plans nothing: plan and its companions stay NULL and the
+// host runs a graph's nodes in order.  Memory is host memory, copies are memcpy,
 // streams are empty handles (work completes before a call returns).
 #include "provider_table.hpp"
 
@@ -9,6 +11,7 @@
 #include <cstring>
 #include <new>
 
+#include "op_dispatch.hpp"
 #include "ops.hpp"
 #include "seatrt/cpp/plugin.hpp"
 #include "tensor_view.hpp"
@@ -109,12 +112,6 @@ void stream_destroy(seatrt_kernel_context*, seatrt_stream stream) { delete stati
 
 seatrt_status* stream_sync(seatrt_kernel_context*, seatrt_stream) { return nullptr; }
 
-// ABI 1.3: every operation has completed when it returns, so any order
-// between two streams already holds.
-seatrt_status* stream_wait(seatrt_kernel_context* ctx, seatrt_stream, seatrt_stream) {
-  return sdk::guard([&] { context_of(ctx, "stream_wait"); });
-}
-
 seatrt_status* weight_layouts_slot(seatrt_kernel_context* ctx, int32_t format, int32_t* layouts,
                                    int32_t capacity, int32_t* count) {
   return sdk::guard([&] {
@@ -133,9 +130,12 @@ seatrt_status* prepare_weight(seatrt_kernel_context* ctx, seatrt_linear_weight* 
 
 void release_weight(seatrt_kernel_context*, seatrt_linear_weight*) {}
 
-template <typename Args, void (*Op)(Context&, const Args*)>
-seatrt_status* op_slot(seatrt_kernel_context* ctx, seatrt_stream, const Args* args) {
-  return sdk::guard([&] { Op(context_of(ctx, "operation"), args); });
+int32_t supports(seatrt_kernel_context* ctx, const seatrt_op* op) {
+  return ctx && supports_op(op) ? 1 : 0;
+}
+
+seatrt_status* run(seatrt_kernel_context* ctx, seatrt_stream, const seatrt_op* op) {
+  return sdk::guard([&] { run_op(context_of(ctx, "run"), op); });
 }
 
 seatrt_kernel_api make_api() {
@@ -153,32 +153,12 @@ seatrt_kernel_api make_api() {
   api.stream_create = stream_create;
   api.stream_destroy = stream_destroy;
   api.stream_sync = stream_sync;
-  api.stream_wait = stream_wait;
   api.weight_layouts = weight_layouts_slot;
   api.prepare_weight = prepare_weight;
   api.release_weight = release_weight;
-  api.elementwise = op_slot<seatrt_elementwise_args, elementwise>;
-  api.embedding = op_slot<seatrt_embedding_args, embedding>;
-  api.rms_norm = op_slot<seatrt_rms_norm_args, rms_norm>;
-  api.linear = op_slot<seatrt_linear_args, linear>;
-  api.glu = op_slot<seatrt_glu_args, glu>;
-  api.rope = op_slot<seatrt_rope_args, rope>;
-  api.kv_store = op_slot<seatrt_kv_store_args, kv_store>;
-  api.attention = op_slot<seatrt_attention_args, attention>;
-  api.router_topk = op_slot<seatrt_router_topk_args, router_topk>;
-  api.moe = op_slot<seatrt_moe_args, moe>;
-  api.gather_rows = op_slot<seatrt_gather_rows_args, gather_rows>;
-  api.sample = op_slot<seatrt_sample_args, sample>;
-  api.sample_features = SEATRT_SAMPLE_LOGIT_BIAS;  // ABI 1.7
-  api.add_rms_norm = op_slot<seatrt_add_rms_norm_args, add_rms_norm>;
-  api.rms_norm_rope = op_slot<seatrt_rms_norm_rope_args, rms_norm_rope>;
-  api.linear_multi = op_slot<seatrt_linear_multi_args, linear_multi>;
-  api.linear_glu = op_slot<seatrt_linear_glu_args, linear_glu>;
-  api.rms_norm_multi = op_slot<seatrt_rms_norm_multi_args, rms_norm_multi>;
-  api.qkv_norm_rope_store = op_slot<seatrt_qkv_norm_rope_store_args, qkv_norm_rope_store>;
-  api.add_rms_norm_pair = op_slot<seatrt_add_rms_norm_pair_args, add_rms_norm_pair>;
-  api.route = op_slot<seatrt_route_args, route>;
-  return api;  // graph_* stay NULL: nothing to capture on the CPU
+  api.supports = supports;
+  api.run = run;
+  return api;
 }
 
 seatrt_status* initialize(const seatrt_host_api* host) {

@@ -17,18 +17,6 @@ namespace seatrt::cpu {
 [[noreturn]] void invalid(const char* op, const std::string& what);
 [[noreturn]] void unsupported(const char* op, const std::string& what);
 
-// Throws unless `args` is non-NULL and its struct_size covers Args as
-// compiled (every field of ABI 1.0 is required).
-template <typename Args>
-const Args& need_args(const Args* args, const char* op, uint32_t min_size = sizeof(Args)) {
-  if (!args) invalid(op, "args is NULL");
-  if (args->struct_size < min_size) {
-    invalid(op, "args.struct_size " + std::to_string(args->struct_size) + " is smaller than " +
-                    std::to_string(min_size));
-  }
-  return *args;
-}
-
 // "[2, 3, 4]".
 std::string shape_string(const seatrt_tensor& t);
 int64_t numel(const seatrt_tensor& t);

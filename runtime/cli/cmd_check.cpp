@@ -13,6 +13,7 @@
 #include "seatrt/host/status.hpp"
 #include "server/seat_kv.hpp"
 #include "server/seat_loader.hpp"
+#include "server/seat_steps.hpp"
 
 // The model helper (issue 3) provides this header and function; until then
 // check says the model is not loaded.  Signature:
@@ -61,13 +62,13 @@ void check(const SeatConfig& seat, std::ostream& out) {
   }
   print_plugin(out, "kernel provider", plugins.kernels);
   if (plugins.fallback) print_plugin(out, "kernel fallback", plugins.fallback);
-  out << "kernel ops:";
+  out << "kernel table:";
   for (const auto& s : plugins.dispatch->sources())
     out << " " << s.op << "=" << (s.provider.empty() ? "MISSING" : s.provider);
   out << "\n";
   const auto missing = plugins.dispatch->missing_ops();
   if (!missing.empty()) {
-    out << "warning: no provider implements:";
+    out << "warning: no provider fills:";
     for (const auto& m : missing) out << " " << m;
     out << " (the model refuses to load if its architecture needs them)\n";
   }
@@ -96,6 +97,9 @@ void check(const SeatConfig& seat, std::ostream& out) {
   server::check_seat_kv(seat, plugins, out);
   server::check_seat_text(seat, out);
   server::check_seat_server(seat);
+  // Last: it loads the model, and the cheaper checks above name their
+  // problems first.
+  server::check_seat_steps(seat, plugins, out);
   out << "ok: seat '" << seat.seat.name << "' checks out\n";
 }
 

@@ -4,6 +4,7 @@
 #include <bit>
 #include <stdexcept>
 
+#include "seatrt/cpp/op_registry.hpp"
 #include "seatrt/cpp/tensor.hpp"
 
 namespace seatrt::engine {
@@ -39,11 +40,9 @@ void AbiModelRunner::upload(void* dst, const void* src, size_t bytes) {
 }
 
 AbiModelRunner::AbiModelRunner(const AbiModel& model, const KvPlan& plan, int64_t max_batch_tokens, int32_t max_seqs,
-                               int64_t max_model_len, bool decode_graphs)
-    : model_(model), plan_(plan), max_tokens_(max_batch_tokens), max_seqs_(max_seqs) {
+                               int64_t max_model_len, bool repeat_decode)
+    : model_(model), plan_(plan), max_tokens_(max_batch_tokens), max_seqs_(max_seqs), repeat_decode_(repeat_decode) {
   const seatrt_kernel_api* k = model_.kernels;
-  graphs_enabled_ = decode_graphs && SEATRT_HAS_FIELD(k, seatrt_kernel_api, graph_destroy) && k->graph_begin &&
-                    k->graph_end && k->graph_launch && k->graph_destroy;
   if (k->stream_create) check(k->stream_create(model_.context, &stream_), "creating a stream");
   const int32_t device = k->device_kind;
   const auto dtype = plan.dtype == KvDtype::fp8    ? SEATRT_DTYPE_F8_E4M3
@@ -80,11 +79,37 @@ AbiModelRunner::AbiModelRunner(const AbiModel& model, const KvPlan& plan, int64_
   window_slot_mapping_ = alloc(T * 8);
   logits_index_ = alloc(S * 4);
   logits_ = alloc(S * static_cast<size_t>(model_.vocab_size) * 4);
+  provider_samples_ = table_samples(false);
+  provider_bias_ = provider_samples_ && table_samples(true);
+}
+
+bool AbiModelRunner::table_samples(bool with_bias) const {
+  const seatrt_kernel_api* k = model_.kernels;
+  if (!SEATRT_HAS_FIELD(k, seatrt_kernel_api, supports) || !k->supports || !k->run) return false;
+  seatrt_tensor logits = make_tensor(SEATRT_DTYPE_F32, logits_, {1, model_.vocab_size}, k->device_kind);
+  const int32_t bias_id = 0;
+  const float bias_value = 0.0f;
+  seatrt_sampling_row row{};
+  row.struct_size = sizeof row;
+  row.temperature = 1.0f;
+  row.top_p = 1.0f;
+  row.repetition_penalty = 1.0f;
+  if (with_bias) {
+    row.bias_ids = &bias_id;
+    row.bias_values = &bias_value;
+    row.num_bias = 1;
+  }
+  int32_t token = 0;
+  seatrt_sample_args a{};
+  a.struct_size = sizeof a;
+  a.logits = &logits;
+  a.rows = &row;
+  a.token = &token;
+  const seatrt_op op = sdk::make_op<SEATRT_OP_SAMPLE>(a);
+  return k->supports(model_.context, &op) != 0;
 }
 
 AbiModelRunner::~AbiModelRunner() {
-  for (auto& [key, g] : graphs_)
-    if (g.graph) model_.kernels->graph_destroy(model_.context, g.graph);
   for (void* p : allocations_) model_.kernels->free_memory(model_.context, p);
   if (stream_ && model_.kernels->stream_destroy) model_.kernels->stream_destroy(model_.context, stream_);
 }
@@ -98,21 +123,21 @@ void AbiModelRunner::forward(const StepBatch& b, std::vector<float>& logits) {
   const int32_t device = model_.kernels->device_kind;
   const bool has_full = !b.block_tables.empty();
   const bool has_window = !b.window_block_tables.empty();
-  // A decode step (one token per sequence) may replay a graph.  Its shapes
-  // must repeat, so the block tables are padded to a power-of-two width and
-  // max_seq_len covers that width (kernels read each sequence's length from
-  // seq_lens; extra key splits find no keys).
-  // Every sequence must want its row too: the graph is keyed by (S, width),
-  // and one captured with fewer rows would leave a row stale on replay
-  // (a one-token prefill chunk cut by the token budget has none).
-  const bool graph = graphs_enabled_ && T == S && b.max_query_len == 1 &&
-                     static_cast<int32_t>(b.logits_index.size()) == S;
+  // A decode step (one token per sequence) repeats its shapes: the block
+  // tables are padded to a power-of-two width and max_seq_len covers that
+  // width (kernels read each sequence's length from seq_lens; extra key
+  // splits find no keys).  Every sequence must want its row too: a plan is
+  // kept per (S, width), and one made with fewer rows would leave a row
+  // stale on the next launch (a one-token prefill chunk cut by the token
+  // budget has none).
+  const bool decode = repeat_decode_ && T == S && b.max_query_len == 1 &&
+                      static_cast<int32_t>(b.logits_index.size()) == S;
   int64_t width = b.max_blocks;
   int32_t max_seq_len = b.max_seq_len;
   std::vector<int32_t> padded_full, padded_window;
   const std::vector<int32_t>* full_tables = &b.block_tables;
   const std::vector<int32_t>* window_tables = &b.window_block_tables;
-  if (graph) {
+  if (decode) {
     width = std::min(static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(std::max(b.max_blocks, 1)))), max_blocks_);
     max_seq_len = static_cast<int32_t>(width * plan_.block_size);
     const auto pad = [&](const std::vector<int32_t>& in, std::vector<int32_t>& out) {
@@ -140,18 +165,19 @@ void AbiModelRunner::forward(const StepBatch& b, std::vector<float>& logits) {
     upload(window_slot_mapping_, b.window_slot_mapping.data(), b.window_slot_mapping.size() * 8);
   }
   const auto num_logits = static_cast<int32_t>(b.logits_index.size());
-  seatrt_tensor token_ids = make_tensor(SEATRT_DTYPE_I32, token_ids_, {T}, device);
-  seatrt_tensor positions = make_tensor(SEATRT_DTYPE_I32, positions_, {T}, device);
-  seatrt_tensor query_start = make_tensor(SEATRT_DTYPE_I32, query_start_, {S + 1}, device);
-  seatrt_tensor seq_lens = make_tensor(SEATRT_DTYPE_I32, seq_lens_, {S}, device);
-  // Without full layers every table is the window pool's.
-  seatrt_tensor block_tables = make_tensor(SEATRT_DTYPE_I32, has_full ? block_tables_ : window_block_tables_,
+  step_.token_ids = make_tensor(SEATRT_DTYPE_I32, token_ids_, {T}, device);
+  step_.positions = make_tensor(SEATRT_DTYPE_I32, positions_, {T}, device);
+  step_.query_start = make_tensor(SEATRT_DTYPE_I32, query_start_, {S + 1}, device);
+  step_.seq_lens = make_tensor(SEATRT_DTYPE_I32, seq_lens_, {S}, device);
+  // Without full layers every table is the window pool's.  The descriptors
+  // are members so that their addresses repeat with the step's shapes.
+  step_.block_tables = make_tensor(SEATRT_DTYPE_I32, has_full ? block_tables_ : window_block_tables_,
                                            {S, width}, device);
-  seatrt_tensor slot_mapping = make_tensor(SEATRT_DTYPE_I64, has_full ? slot_mapping_ : window_slot_mapping_, {T}, device);
-  seatrt_tensor window_block_tables = make_tensor(SEATRT_DTYPE_I32, window_block_tables_, {S, width}, device);
-  seatrt_tensor window_slot_mapping = make_tensor(SEATRT_DTYPE_I64, window_slot_mapping_, {T}, device);
-  seatrt_tensor logits_index = make_tensor(SEATRT_DTYPE_I32, logits_index_, {num_logits}, device);
-  seatrt_tensor logits_t = make_tensor(SEATRT_DTYPE_F32, logits_, {num_logits, model_.vocab_size}, device);
+  step_.slot_mapping = make_tensor(SEATRT_DTYPE_I64, has_full ? slot_mapping_ : window_slot_mapping_, {T}, device);
+  step_.window_block_tables = make_tensor(SEATRT_DTYPE_I32, window_block_tables_, {S, width}, device);
+  step_.window_slot_mapping = make_tensor(SEATRT_DTYPE_I64, window_slot_mapping_, {T}, device);
+  step_.logits_index = make_tensor(SEATRT_DTYPE_I32, logits_index_, {num_logits}, device);
+  step_.logits_t = make_tensor(SEATRT_DTYPE_F32, logits_, {num_logits, model_.vocab_size}, device);
 
   seatrt_forward_batch fb{};
   fb.struct_size = sizeof fb;
@@ -160,20 +186,22 @@ void AbiModelRunner::forward(const StepBatch& b, std::vector<float>& logits) {
   fb.max_query_len = b.max_query_len;
   fb.max_seq_len = max_seq_len;
   fb.num_logits = num_logits;
-  fb.token_ids = &token_ids;
-  fb.positions = &positions;
-  fb.query_start = &query_start;
-  fb.seq_lens = &seq_lens;
-  fb.block_tables = &block_tables;
-  fb.slot_mapping = &slot_mapping;
-  fb.logits_index = &logits_index;
+  fb.token_ids = &step_.token_ids;
+  fb.positions = &step_.positions;
+  fb.query_start = &step_.query_start;
+  fb.seq_lens = &step_.seq_lens;
+  fb.block_tables = &step_.block_tables;
+  fb.slot_mapping = &step_.slot_mapping;
+  fb.logits_index = &step_.logits_index;
   fb.kv_layers = kv_layers_.data();
   fb.host_query_start = b.query_start.data();
   fb.host_seq_lens = b.seq_lens.data();
-  fb.logits = &logits_t;
-  fb.window_block_tables = has_window && has_full ? &window_block_tables : nullptr;
-  fb.window_slot_mapping = has_window && has_full ? &window_slot_mapping : nullptr;
-  run_forward(fb, graph, {S, width});
+  fb.logits = &step_.logits_t;
+  fb.window_block_tables = has_window && has_full ? &step_.window_block_tables : nullptr;
+  fb.window_slot_mapping = has_window && has_full ? &step_.window_slot_mapping : nullptr;
+  fb.shape_repeats = decode && repeats({S, width}) ? 1 : 0;
+  if (fb.shape_repeats) ++repeating_steps_;
+  check(model_.arch->forward(model_.model, stream_, &fb), "forward");
   // The logits stay on the device when the provider samples there; the host
   // copy (1 MB per row at Gemma-4's vocabulary) is only for the host sampler.
   if (provider_samples()) {
@@ -188,66 +216,22 @@ void AbiModelRunner::forward(const StepBatch& b, std::vector<float>& logits) {
   last_num_logits_ = num_logits;
 }
 
-void AbiModelRunner::run_forward(const seatrt_forward_batch& fb, bool graph, std::pair<int32_t, int64_t> key) {
-  const seatrt_kernel_api* k = model_.kernels;
-  constexpr size_t kMaxGraphs = 256;  // (sequences, width) pairs; beyond it steps run eagerly
-  auto it = graph ? graphs_.find(key) : graphs_.end();
-  if (graph && it == graphs_.end() && graphs_.size() < kMaxGraphs) it = graphs_.emplace(key, DecodeGraph{}).first;
-  if (it == graphs_.end() || !it->second.warmed) {
-    check(model_.arch->forward(model_.model, stream_, &fb), "forward");
-    if (it != graphs_.end()) it->second.warmed = true;
-    return;
-  }
-  DecodeGraph& g = it->second;
-  if (!g.graph) {
-    // Capture: the forward only enqueues while the stream records.  A
-    // provider or architecture that cannot be captured turns graphs off
-    // for this runner; the step then runs eagerly, nothing lost.
-    seatrt_status* begun = k->graph_begin(model_.context, stream_);
-    if (begun) {
-      graphs_off(begun, "graph_begin");
-      check(model_.arch->forward(model_.model, stream_, &fb), "forward");
-      return;
-    }
-    seatrt_status* forward = model_.arch->forward(model_.model, stream_, &fb);
-    seatrt_graph* captured = nullptr;
-    seatrt_status* ended = k->graph_end(model_.context, stream_, &captured);
-    if (forward || ended || !captured) {
-      graphs_off(forward, "forward under capture");
-      graphs_off(ended, "graph_end");
-      if (!forward && !ended) graphs_off_reason_ = "graph_end returned no graph";
-      if (captured) k->graph_destroy(model_.context, captured);
-      check(model_.arch->forward(model_.model, stream_, &fb), "forward");
-      return;
-    }
-    g.graph = captured;
-  }
-  check(k->graph_launch(model_.context, stream_, g.graph), "replaying the decode step's graph");
-  ++graph_replays_;
-}
-
-void AbiModelRunner::graphs_off(seatrt_status* status, const char* what) {
-  graphs_enabled_ = false;
-  if (!status) return;
-  if (graphs_off_reason_.empty())
-    graphs_off_reason_ = std::string(what) + ": " + model_.host->status_message(status);
-  model_.host->status_free(status);
-}
-
-bool AbiModelRunner::provider_samples() const {
-  const seatrt_kernel_api* k = model_.kernels;
-  return SEATRT_HAS_FIELD(k, seatrt_kernel_api, sample) && k->sample;
+bool AbiModelRunner::repeats(std::pair<int32_t, int64_t> key) {
+  constexpr size_t kMaxShapes = 256;  // (sequences, width) pairs; beyond it steps are one-offs
+  if (repeating_shapes_.count(key)) return true;
+  if (repeating_shapes_.size() >= kMaxShapes) return false;
+  repeating_shapes_.insert(key);
+  return true;
 }
 
 bool AbiModelRunner::supports_logit_bias() const {
-  const seatrt_kernel_api* k = model_.kernels;
-  if (!provider_samples()) return true;  // the engine's host sampler serves
-  return SEATRT_HAS_FIELD(k, seatrt_kernel_api, sample_features) && (k->sample_features & SEATRT_SAMPLE_LOGIT_BIAS);
+  if (!provider_samples_) return true;  // the engine's host sampler serves
+  return provider_bias_;
 }
 
 bool AbiModelRunner::sample(std::span<const SampleInput> rows, std::vector<SampleResult>& out) {
   const seatrt_kernel_api* k = model_.kernels;
-  if (!provider_samples()) return false;
+  if (!provider_samples_) return false;
   const auto B = static_cast<int32_t>(rows.size());
   if (B != last_num_logits_) throw std::logic_error("sample: rows do not match the last forward step's logits");
   int32_t num_top = 0;
@@ -295,7 +279,8 @@ bool AbiModelRunner::sample(std::span<const SampleInput> rows, std::vector<Sampl
   a.top_ids = top_ids.data();
   a.top_logprobs = top_logprobs.data();
   a.non_finite = non_finite.data();
-  check(k->sample(model_.context, stream_, &a), "sample");
+  const seatrt_op op = sdk::make_op<SEATRT_OP_SAMPLE>(a);
+  check(k->run(model_.context, stream_, &op), "sample");
   out.assign(rows.size(), SampleResult{});
   for (size_t i = 0; i < rows.size(); ++i) {
     SampleResult& r = out[i];

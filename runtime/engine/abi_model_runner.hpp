@@ -3,12 +3,13 @@
 // layers indexed by the full pool's block ids, window layers by the window
 // pool's), stages each step's inputs on the provider's device, calls
 // forward() and copies the logits back, or samples on the device.  Decode
-// steps are captured as graphs of the provider (one per batch size and
-// block-table width) and replayed, when it has graph capture.
+// steps are padded to repeating shapes (one per batch size and power-of-two
+// block-table width) at fixed addresses and marked shape_repeats, so the
+// architecture can plan each such step once and launch the plan again.
 #pragma once
 
 #include <atomic>
-#include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,31 +34,36 @@ class AbiModelRunner : public ModelRunner {
  public:
   // Allocates the KV pool (plan.pool_bytes) and staging buffers for steps of
   // up to max_batch_tokens tokens and max_seqs sequences.
-  // decode_graphs: replay decode-only steps from captured graphs when the
-  // provider has graph_begin/end/launch (the seat's [kernels] graphs).
+  // repeat_decode: pad decode-only steps to repeating shapes and mark them
+  // shape_repeats (the seat's [kernels] graphs).
   AbiModelRunner(const AbiModel& model, const KvPlan& plan, int64_t max_batch_tokens, int32_t max_seqs,
-                 int64_t max_model_len, bool decode_graphs = false);
+                 int64_t max_model_len, bool repeat_decode = false);
   ~AbiModelRunner() override;
 
   int32_t vocab_size() const override { return model_.vocab_size; }
   void forward(const StepBatch& batch, std::vector<float>& logits) override;
-  // Uses the kernel provider's sample op on the device logits when it has one.
+  // Uses the kernel table's sample op on the device logits when it
+  // supports one.
   bool sample(std::span<const SampleInput> rows, std::vector<SampleResult>& out) override;
-  // The host sampler's, or the provider's SEATRT_SAMPLE_LOGIT_BIAS (ABI 1.7).
+  // The host sampler honours a bias; a provider's sample op when it
+  // supports a sample op whose row carries one.
   bool supports_logit_bias() const override;
-  // Decode steps replayed from captured graphs so far (for tests and logs).
-  int64_t graph_replays() const { return graph_replays_; }
+  // Whether tokens are sampled by the kernel table (else the host sampler).
+  bool provider_samples() const { return provider_samples_; }
+  // Steps run with shape_repeats = 1 so far (for tests and logs).
+  int64_t repeating_steps() const { return repeating_steps_; }
+  // Distinct repeating shapes seen so far.
+  int64_t repeating_shapes() const { return static_cast<int64_t>(repeating_shapes_.size()); }
   // Block-table columns the staging buffers hold (max_model_len's blocks + 1).
   int64_t max_blocks() const { return max_blocks_; }
-  // Why graph capture was turned off at run time, or empty.
-  const std::string& graphs_off_reason() const { return graphs_off_reason_; }
 
  private:
-  bool provider_samples() const;
-  // Runs the architecture's forward over `fb`: eagerly, or from the graph
-  // kept for `key` (captured on the second step with that key, after an
-  // eager one has sized the provider's scratch memory).
-  void run_forward(const seatrt_forward_batch& fb, bool graph, std::pair<int32_t, int64_t> key);
+  // Asks the kernel table whether it samples rows like these (a neutral
+  // row, with a one-entry bias when `with_bias`).
+  bool table_samples(bool with_bias) const;
+  // Whether a decode step of key (sequences, width) may be marked as
+  // repeating: the model keeps a plan per shape, so their count is capped.
+  bool repeats(std::pair<int32_t, int64_t> key);
   void* alloc(size_t bytes);
   void upload(void* dst, const void* src, size_t bytes);
   void check(seatrt_status* status, const char* what);
@@ -82,16 +88,17 @@ class AbiModelRunner : public ModelRunner {
   int32_t max_seqs_ = 0;
   int32_t last_num_logits_ = 0;
   int64_t max_blocks_ = 0;
-  struct DecodeGraph {
-    bool warmed = false;  // one eager step ran with this key
-    seatrt_graph* graph = nullptr;
-  };
-  bool graphs_enabled_ = false;
-  std::atomic<int64_t> graph_replays_{0};
-  std::string graphs_off_reason_;
-  // Frees `status` and turns graphs off, keeping its message.
-  void graphs_off(seatrt_status* status, const char* what);
-  std::map<std::pair<int32_t, int64_t>, DecodeGraph> graphs_;  // (sequences, block-table width)
+  // The descriptors of the last step's inputs (the forward batch points at
+  // them): fixed addresses, so a repeating step repeats them too.
+  struct StepTensors {
+    seatrt_tensor token_ids, positions, query_start, seq_lens, block_tables, slot_mapping, window_block_tables,
+        window_slot_mapping, logits_index, logits_t;
+  } step_{};
+  bool repeat_decode_ = false;
+  bool provider_samples_ = false;
+  bool provider_bias_ = false;
+  std::atomic<int64_t> repeating_steps_{0};
+  std::set<std::pair<int32_t, int64_t>> repeating_shapes_;  // (sequences, block-table width)
 };
 
 }  // namespace seatrt::engine

@@ -22,7 +22,7 @@ std::string version_string(uint32_t major, uint32_t minor) {
 // The first four uint32 fields of the descriptor are frozen for every major
 // (abi.h), so they can be read before the version is known to match.
 constexpr std::size_t kFrozenPrefix = 4 * sizeof(uint32_t);
-// The smallest descriptor ABI 1.0 shipped: everything up to the tables.
+// The smallest descriptor this major accepts: everything up to the tables.
 constexpr std::size_t kMinimumDescriptor = offsetof(seatrt_plugin, architecture);
 
 }  // namespace
@@ -94,7 +94,7 @@ OpenedLibrary open_plugin_library(const std::filesystem::path& path, AbiVersion 
   if (raw->struct_size < kMinimumDescriptor)
     throw Error(SEATRT_ERR_INVALID_ARG,
                 "plugin file " + quoted(path) + ": descriptor struct_size " +
-                    std::to_string(raw->struct_size) + " is smaller than ABI 1.0's " +
+                    std::to_string(raw->struct_size) + " is smaller than the minimum " +
                     std::to_string(kMinimumDescriptor) + " bytes");
 
   opened.descriptor = read_table(raw);

@@ -5,6 +5,7 @@
 #include <map>
 #include <vector>
 
+#include "seatrt/cpp/op_registry.hpp"
 #include "seatrt/cpp/tensor.hpp"
 #include "seatrt/host/plugin_registry.hpp"
 #include "seatrt/host/status.hpp"
@@ -57,12 +58,6 @@ struct Collected {
 std::string kernel_smoke(const KernelDispatch& dispatch, const std::string& options_toml,
                          int device) {
   const seatrt_kernel_api& api = *dispatch.table();
-  std::string provider;
-  for (const auto& s : dispatch.sources())
-    if (s.op == "rms_norm") provider = s.provider;
-  if (api.rms_norm == nullptr)
-    throw Error(SEATRT_ERR_UNSUPPORTED, "kernel smoke: no provider implements rms_norm");
-
   std::vector<float> x = {1, 2, 3, 4, -1, 0.5f, 0, 2};
   std::vector<float> w = {1, 0.5f, 2, 1};
   std::vector<float> y(8, 0.0f);
@@ -73,6 +68,7 @@ std::string kernel_smoke(const KernelDispatch& dispatch, const std::string& opti
     ~ContextGuard() { d.destroy_context(c); }
   } guard{dispatch, ctx};
 
+  std::string provider;
   const bool on_host = api.device_kind == SEATRT_DEVICE_CPU;
   seatrt_stream stream = nullptr;
   if (!on_host) throw_if_error(api.stream_create(ctx, &stream), "kernel smoke: stream_create");
@@ -98,7 +94,10 @@ std::string kernel_smoke(const KernelDispatch& dispatch, const std::string& opti
     args.weight = &wt;
     args.eps = 1e-6f;
     args.out = &yt;
-    throw_if_error(api.rms_norm(ctx, stream, &args), "kernel smoke: rms_norm via " + provider);
+    const seatrt_op op = sdk::make_op<SEATRT_OP_RMS_NORM>(args);
+    provider = dispatch.provider_for(ctx, op);
+    if (provider.empty()) throw Error(SEATRT_ERR_UNSUPPORTED, "kernel smoke: no provider supports rms_norm");
+    throw_if_error(api.run(ctx, stream, &op), "kernel smoke: rms_norm via " + provider);
     if (!on_host) {
       throw_if_error(api.copy(ctx, stream, y.data(), SEATRT_DEVICE_CPU, yd, api.device_kind,
                               y.size() * sizeof(float)),

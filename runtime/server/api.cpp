@@ -406,14 +406,14 @@ void truncate_prompt(const SeatRuntime& seat, const GenerationParams& g, std::ve
     prompt.erase(prompt.begin(), prompt.end() - static_cast<std::ptrdiff_t>(keep));
 }
 
-// A logit bias needs a sampler that honours it (a kernel provider from
-// before ABI 1.7 would silently ignore it) and ids inside the logits.
+// A logit bias needs a sampler that honours it (a provider's sample op
+// must support rows that carry one) and ids inside the logits.
 void check_logit_bias(const SeatRuntime& seat, const GenerationParams& g) {
   const auto& ids = g.sampling.bias_ids;
   if (ids.empty()) return;
   if (!seat.engine->supports_logit_bias())
-    throw bad_request("'logit_bias' is not supported by this seat: its kernel provider's sample op does not "
-                      "honour a bias (kernels.h SEATRT_SAMPLE_LOGIT_BIAS, ABI 1.7)", "logit_bias");
+    throw bad_request("'logit_bias' is not supported by this seat: its kernel provider '" + seat.kernel_provider +
+                          "' does not support a sample op whose rows carry a bias", "logit_bias");
   const int32_t vocab = seat.engine->vocab_size();
   for (int32_t id : ids)
     if (id >= vocab)

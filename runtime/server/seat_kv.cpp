@@ -64,7 +64,7 @@ void check_seat_kv(const host::SeatConfig& seat, host::SeatPlugins& plugins, std
     throw host::Error(e.code(), std::string("model: ") + e.what());
   }
   if (!shape) {
-    out << "KV pool: not planned (the architecture plugin has no describe(), ABI 1.6); serve plans it at load\n";
+    out << "KV pool: not planned (the architecture plugin has no describe()); serve plans it at load\n";
     return;
   }
   const int64_t max_model_len = seat_max_model_len(seat, shape->info.max_position);

@@ -35,7 +35,7 @@ engine::KvPlan plan_seat_kv(const host::SeatConfig& seat, const engine::KvPlanIn
 // printed as serve logs it.  Throws (one line) where serve would refuse the
 // seat (a pool too small for one max_model_len sequence, a bad
 // max_model_len); prints that the plan was skipped when the architecture
-// plugin predates describe() (ABI 1.6).
+// plugin predates describe().
 void check_seat_kv(const host::SeatConfig& seat, host::SeatPlugins& plugins, std::ostream& out);
 
 }  // namespace seatrt::server

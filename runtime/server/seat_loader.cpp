@@ -161,6 +161,7 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
   abi.layers = kv_in.layers;
   auto runner = std::make_unique<engine::AbiModelRunner>(abi, plan, max_batch, seat.scheduler.max_num_seqs, max_model_len,
                                                          seat.kernels.graphs);
+  const bool provider_samples = runner->provider_samples();
 
   // The provider's working memory, allocated and measured before the seat
   // is ready (engine/workspace_reserve.hpp).
@@ -190,6 +191,7 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
   ec.max_model_len = max_model_len;
   ec.prefix_caching = seat.cache.prefix_caching;
   rt.engine = std::make_shared<engine::Engine>(ec, plan, std::move(runner));
+  rt.kernel_provider = parts.plugins.kernels->name();
 
   // Text boundary.
   const SeatTextFiles files = seat_text_files(seat);
@@ -262,9 +264,9 @@ std::unique_ptr<LoadedSeat> LoadedSeat::load(const host::SeatConfig& seat) {
                  {"workspace_bytes", info.workspace_bytes}}},
       // Where tokens are chosen: the provider's sample op over the logits on
       // its device, or the engine's host sampler for providers without one.
-      {"sampling", SEATRT_HAS_FIELD(kernels, seatrt_kernel_api, sample) && kernels->sample ? "kernel provider" : "host"},
+      {"sampling", provider_samples ? "kernel provider" : "host"},
       // Whether requests may carry logit_bias (the host sampler honours it;
-      // a provider's sample op only with SEATRT_SAMPLE_LOGIT_BIAS, ABI 1.7).
+      // a provider's sample op when it supports rows that carry one).
       {"logit_bias", rt.engine ? rt.engine->supports_logit_bias() : false},
       {"kv_pool", {{"dtype", engine::kv_dtype_name(plan.dtype)}, {"groups", kv_groups},
                    {"summary", engine::describe(plan)}}},

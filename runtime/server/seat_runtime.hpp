@@ -48,6 +48,7 @@ struct SeatRuntime {
   ParserPlugin reasoning_parser;  // api NULL: none; same api as tool_parser: one instance
   std::vector<int32_t> end_token_ids;  // generation stops at these (never shown)
   std::shared_ptr<engine::Engine> engine;
+  std::string kernel_provider;  // the provider's plugin name, for refusals that depend on it
   nlohmann::json seat_info = nlohmann::json::object();  // reported by GET /v1/seat
   std::optional<std::string> api_key;  // absent: no authentication
   std::string host = "127.0.0.1";

@@ -95,8 +95,8 @@ PagedKv store_random_kv(int32_t cache_dtype, int64_t num_blocks, int32_t block_s
   kv.cpu = kv_layer(kv.k_cache.cpu, one_tensor ? nullptr : &kv.v_cache.cpu, block_size, k_scale, v_scale);
   seatrt_kv_store_args sc{sizeof(seatrt_kv_store_args), &k.cuda, one_tensor ? nullptr : &v.cuda, &sl.cuda, &kv.cuda};
   seatrt_kv_store_args sp{sizeof(seatrt_kv_store_args), &k.cpu, one_tensor ? nullptr : &v.cpu, &sl.cpu, &kv.cpu};
-  ok(cuda().api().kv_store(cuda().ctx(), cuda().stream(), &sc), "cuda kv_store");
-  ok(cpu().api().kv_store(cpu().ctx(), cpu().stream(), &sp), "cpu kv_store");
+  ok(cuda().run<SEATRT_OP_KV_STORE>(sc), "cuda kv_store");
+  ok(cpu().run<SEATRT_OP_KV_STORE>(sp), "cpu kv_store");
   return kv;
 }
 
@@ -108,6 +108,31 @@ OptionContext::OptionContext(const char* options) {
 OptionContext::~OptionContext() {
   cuda().api().stream_destroy(ctx_, stream_);
   cuda().api().destroy(ctx_);
+}
+
+void OptionContext::run_op(const seatrt_op& op, const char* what) {
+  cuda().sync();
+  ok(cuda().api().run(ctx_, stream_, &op), what);
+  ok(cuda().api().stream_sync(ctx_, stream_), what);
+}
+
+std::string OptionContext::run_graph(seatrt::sdk::GraphBuilder& g, const char* what) {
+  const auto& api = cuda().api();
+  const seatrt_op_graph graph = g.graph(what, 1);
+  seatrt_plan* plan = nullptr;
+  ok(api.plan(ctx_, &graph, &plan), what);
+  std::string lines;
+  if (api.plan_describe)
+    code_of(api.plan_describe(
+        ctx_, plan, [](void* user, const char* line) { *static_cast<std::string*>(user) += std::string(line) + "\n"; },
+        &lines));
+  cuda().sync();
+  seatrt_status* launched = api.plan_launch(ctx_, stream_, plan);
+  seatrt_status* synced = api.stream_sync(ctx_, stream_);
+  api.plan_destroy(ctx_, plan);
+  ok(launched, what);
+  ok(synced, what);
+  return lines;
 }
 
 }  // namespace seatrt_test

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "harness.hpp"
@@ -40,14 +41,15 @@ class OptionContext {
   OptionContext(const OptionContext&) = delete;
   OptionContext& operator=(const OptionContext&) = delete;
 
-  // Runs one op slot after the default stream's work, and waits for it.
-  template <class Args>
-  void run(seatrt_status* (*slot)(seatrt_kernel_context*, seatrt_stream, const Args*), const Args& args,
-           const char* what) {
-    cuda().sync();
-    ok(slot(ctx_, stream_, &args), what);
-    ok(cuda().api().stream_sync(ctx_, stream_), what);
+  // Runs one operation after the default stream's work, and waits for it.
+  template <seatrt_op_kind K>
+  void run(const typename seatrt::sdk::OpArgs<K>::type& args, const char* what) {
+    run_op(seatrt::sdk::make_op<K>(args), what);
   }
+  void run_op(const seatrt_op& op, const char* what);
+  // Plans the builder's graph in this context, launches it once after the
+  // default stream's work and waits for it; returns plan_describe's lines.
+  std::string run_graph(seatrt::sdk::GraphBuilder& g, const char* what);
 
  private:
   seatrt_kernel_context* ctx_ = nullptr;

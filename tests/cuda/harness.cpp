@@ -90,6 +90,38 @@ void Provider::open() {
 
 void Provider::sync() { ok(api_->stream_sync(ctx_, stream_), "stream_sync"); }
 
+seatrt_status* Provider::run(const seatrt_op& op) { return api_->run(ctx_, stream_, &op); }
+
+void Provider::run_nodes(const seatrt::sdk::GraphBuilder& g) {
+  for (std::size_t i = 0; i < g.size(); ++i) ok(run(g.nodes()[i]), g.node_name(i));
+}
+
+Plan::Plan(Provider& p, seatrt::sdk::GraphBuilder& g, const std::string& name, int32_t launches) : p_(p) {
+  if (!p.api().plan) throw std::runtime_error("the provider has no planner");
+  const seatrt_op_graph graph = g.graph(name, launches);
+  ok(p.api().plan(p.ctx(), &graph, &plan_), "plan " + name);
+}
+
+Plan::~Plan() {
+  if (plan_) {
+    // A destructor must not throw: a failed launch was reported by the test.
+    code_of(p_.api().stream_sync(p_.ctx(), p_.stream()));
+    p_.api().plan_destroy(p_.ctx(), plan_);
+  }
+}
+
+void Plan::launch() { ok(p_.api().plan_launch(p_.ctx(), p_.stream(), plan_), "plan_launch"); }
+
+std::string Plan::describe() const {
+  std::string text;
+  if (!p_.api().plan_describe) return text;
+  const seatrt_line_fn add = [](void* user, const char* line) {
+    *static_cast<std::string*>(user) += std::string(line) + "\n";
+  };
+  ok(p_.api().plan_describe(p_.ctx(), plan_, add, &text), "plan_describe");
+  return text;
+}
+
 seatrt_tensor Provider::empty(int32_t dtype, std::vector<int64_t> shape) {
   seatrt_tensor t{};
   t.struct_size = sizeof t;

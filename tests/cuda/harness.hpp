@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "seatrt/cpp/graph.hpp"
+#include "seatrt/cpp/op_registry.hpp"
 #include "seatrt/seatrt.h"
 
 namespace seatrt_test {
@@ -38,6 +40,16 @@ class Provider {
   int32_t kind() const { return api_->device_kind; }
   void sync();
 
+  // Runs one operation on the provider's stream; the status as run() gave it.
+  seatrt_status* run(const seatrt_op& op);
+  template <seatrt_op_kind K>
+  seatrt_status* run(const typename seatrt::sdk::OpArgs<K>::type& args) {
+    return run(seatrt::sdk::make_op<K>(args));
+  }
+  // Runs a builder's nodes one by one through run(), in order (the reference
+  // a plan must equal).
+  void run_nodes(const seatrt::sdk::GraphBuilder& g);
+
   // A device tensor of `shape` holding `bytes` (raw, dtype-encoded).
   seatrt_tensor upload(const void* bytes, size_t nbytes, int32_t dtype, std::vector<int64_t> shape);
   seatrt_tensor empty(int32_t dtype, std::vector<int64_t> shape);
@@ -50,6 +62,24 @@ class Provider {
   seatrt_kernel_context* ctx_ = nullptr;
   seatrt_stream stream_ = nullptr;
   std::vector<void*> allocations_;
+};
+
+// A plan of a graph on a provider, destroyed with it.
+class Plan {
+ public:
+  // Plans g.graph(name, launches) on p; throws when plan() fails.
+  Plan(Provider& p, seatrt::sdk::GraphBuilder& g, const std::string& name, int32_t launches = 1);
+  ~Plan();
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+
+  void launch();  // on the provider's stream
+  // plan_describe's lines, joined with newlines.
+  std::string describe() const;
+
+ private:
+  Provider& p_;
+  seatrt_plan* plan_ = nullptr;
 };
 
 // The two providers under test (set up by main).
@@ -70,6 +100,7 @@ std::vector<float> decode(const std::vector<uint8_t>& raw, int32_t dtype);
 struct Pair {
   seatrt_tensor cuda;
   seatrt_tensor cpu;
+  const seatrt_tensor& on(bool gpu) const { return gpu ? cuda : cpu; }
 };
 Pair both(const std::vector<uint8_t>& raw, int32_t dtype, std::vector<int64_t> shape);
 Pair both_empty(int32_t dtype, std::vector<int64_t> shape);

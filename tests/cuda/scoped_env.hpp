@@ -40,8 +40,8 @@ class ScopedEnv {
 // The decode switches prepared on 2026-12-05 and not yet measured on a
 // device: experts' branch on the main stream, route blocks per 8 tokens, the
 // MoE down's reads before its PDL wait and its weights asked of L2 during
-// gate/up, the next layer's attention weights asked of L2 (ABI 1.6
-// prefetch_weights) once the dense branch is done.
+// gate/up, the next layer's attention weights asked of L2 once the dense
+// branch is done.
 inline EnvVars opt_in_decode_switches() {
   return {{"SEATRT_GEMMA4_STREAMS", "experts-main"},
           {"SEATRT_ROUTE", "groups"},

@@ -78,8 +78,8 @@ void run(const Config& c) {
   };
   seatrt_attention_args ac = args(&q.cuda, &lc, qs, lens, bt, &out.cuda, true);
   seatrt_attention_args ap = args(&q.cpu, &lp, qs, lens, bt, &out.cpu, false);
-  ok(cuda().api().attention(cuda().ctx(), cuda().stream(), &ac), "cuda attention");
-  ok(cpu().api().attention(cpu().ctx(), cpu().stream(), &ap), "cpu attention");
+  ok(cuda().run<SEATRT_OP_ATTENTION>(ac), "cuda attention");
+  ok(cpu().run<SEATRT_OP_ATTENTION>(ap), "cpu attention");
   CHECK(rel_error(cuda().download_f32(out.cuda), cpu().download_f32(out.cpu)) <= 1e-4);
 }
 
@@ -158,8 +158,8 @@ void run_decode(const DecodeCase& c) {
     return x;
   };
   seatrt_attention_args ac = args(true), ap = args(false);
-  ok(cuda().api().attention(cuda().ctx(), cuda().stream(), &ac), "cuda attention");
-  ok(cpu().api().attention(cpu().ctx(), cpu().stream(), &ap), "cpu attention");
+  ok(cuda().run<SEATRT_OP_ATTENTION>(ac), "cuda attention");
+  ok(cpu().run<SEATRT_OP_ATTENTION>(ap), "cpu attention");
   const double err = rel_error(cuda().download_f32(out.cuda), cpu().download_f32(out.cpu));
   INFO("relative error " << err);
   CHECK(err <= 1e-4);

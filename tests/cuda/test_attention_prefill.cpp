@@ -86,8 +86,8 @@ double run(const Case& c) {
     return x;
   };
   seatrt_attention_args ac = args(true, &lc), ap = args(false, &lp);
-  ok(cuda().api().attention(cuda().ctx(), cuda().stream(), &ac), "cuda attention");
-  ok(cpu().api().attention(cpu().ctx(), cpu().stream(), &ap), "cpu attention");
+  ok(cuda().run<SEATRT_OP_ATTENTION>(ac), "cuda attention");
+  ok(cpu().run<SEATRT_OP_ATTENTION>(ap), "cpu attention");
   return rel_error(cuda().download_f32(out.cuda), cpu().download_f32(out.cpu));
 }
 

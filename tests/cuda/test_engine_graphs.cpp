@@ -1,15 +1,17 @@
 // The server's engine on the CUDA provider (issues 6 and 7): the tiny MoE
 // fixture's prompts, all at once (batched decode), greedy, through
-// AbiModelRunner with the provider's sample op, once launching every op and
-// once replaying captured decode graphs.  Checks:
+// AbiModelRunner with the provider's sample op, once running every step
+// as it comes and once with decode steps padded to repeating shapes
+// (shape_repeats = 1: the model plans each shape once and launches the plan
+// again).  Checks:
 //   - with an fp32 KV cache the tokens equal the HF reference's greedy
 //     continuations (the fixture's prompts keep a top-1/top-2 gap >= 2e-3
-//     at every greedy step; see test_e2e_fixtures.cpp), eager and graphs;
-//   - with the bf16 cache a seat uses, graphs give eager's tokens and
-//     logprobs within 1e-3 (graphs pad the block tables, so attention may
+//     at every greedy step; see test_e2e_fixtures.cpp), eager and planned;
+//   - with the bf16 cache a seat uses, repeating steps give eager's tokens
+//     and logprobs within 1e-3 (they pad the block tables, so attention may
 //     split its keys differently); agreement with HF is printed (bf16
 //     rounding of K/V can flip a 2e-3 gap);
-//   - graphs were really replayed (the runner counts replays);
+//   - steps really ran as repeating shapes (the runner counts them);
 //   - every logprob is finite and <= 0.
 #include <catch2/catch.hpp>
 
@@ -29,7 +31,7 @@ std::filesystem::path fixtures_dir();
 
 using namespace seatrt;
 
-TEST_CASE("engine on cuda: batched greedy decode, eager and from graphs, equals HF", "[cuda][engine]") {
+TEST_CASE("engine on cuda: batched greedy decode, eager and from plans, equals HF", "[cuda][engine]") {
   const auto dir = e2e::fixtures_dir() / "gemma4-tiny-moe";
   const auto ref = test::read_json(dir / "reference.json");
   const auto prompts = ref["prompts"].get<std::vector<std::vector<int32_t>>>();
@@ -45,12 +47,11 @@ TEST_CASE("engine on cuda: batched greedy decode, eager and from graphs, equals 
   const auto eager = test::run_engine_greedy(loaded, prompts, new_tokens, KvDtype::bf16, false);
   const auto graphs = test::run_engine_greedy(loaded, prompts, new_tokens, KvDtype::bf16, true);
 
-  CHECK(eager.graph_replays == 0);
-  INFO("graphs off because: " << graphs.graphs_off_reason);
-  CHECK(graphs.graph_replays > 0);
-  CHECK(exact_graphs.graph_replays > 0);
-  std::printf("engine on cuda: %lld decode steps replayed from graphs (bf16 KV)\n",
-              static_cast<long long>(graphs.graph_replays));
+  CHECK(eager.repeating_steps == 0);
+  CHECK(graphs.repeating_steps > 0);
+  CHECK(exact_graphs.repeating_steps > 0);
+  std::printf("engine on cuda: %lld decode steps of repeating shapes (bf16 KV)\n",
+              static_cast<long long>(graphs.repeating_steps));
   size_t bf16_same_as_hf = 0;
   for (size_t p = 0; p < prompts.size(); ++p) {
     INFO("prompt " << p << ": " << exact_eager.errors[p] << exact_graphs.errors[p] << eager.errors[p]
@@ -71,8 +72,8 @@ TEST_CASE("engine on cuda: batched greedy decode, eager and from graphs, equals 
 }
 
 // The opt-in decode switches of 2026-12-05 (scoped_env.hpp) in the batched
-// decode the engine runs, eager and from graphs: fp32 KV equals HF.
-TEST_CASE("engine on cuda under the opt-in decode switches: batched greedy equals HF, eager and graphs",
+// decode the engine runs, eager and from plans: fp32 KV equals HF.
+TEST_CASE("engine on cuda under the opt-in decode switches: batched greedy equals HF, eager and plans",
           "[cuda][engine]") {
   seatrt_test::ScopedEnv env(seatrt_test::opt_in_decode_switches());
   const auto dir = e2e::fixtures_dir() / "gemma4-tiny-moe";
@@ -84,7 +85,7 @@ TEST_CASE("engine on cuda under the opt-in decode switches: batched greedy equal
   const auto& loaded = session->load(dir, 256);
   const auto eager = test::run_engine_greedy(loaded, prompts, new_tokens, engine::KvDtype::fp32, false);
   const auto graphs = test::run_engine_greedy(loaded, prompts, new_tokens, engine::KvDtype::fp32, true);
-  CHECK(graphs.graph_replays > 0);
+  CHECK(graphs.repeating_steps > 0);
   for (size_t p = 0; p < prompts.size(); ++p) {
     INFO("prompt " << p << ": " << eager.errors[p] << graphs.errors[p]);
     CHECK(eager.tokens[p] == greedy[p]);

@@ -1,8 +1,10 @@
-// CUDA vs CPU provider on the ABI 1.2 fused operations (linear_multi,
-// linear_glu, rms_norm_multi), fresh random inputs each run, at the Gemma-4
-// shapes and partial tiles: decode rows take the fused launches (x staged,
-// split into planes or BF16), prefill rows and the benchmark switches that
-// leave the defaults take the single operations.  Bounds as test_ops.cpp:
+// The CUDA planner's fused linears and norms (the projections of one input
+// => linear_multi; gate, up, glu => linear_glu; norms of one input =>
+// rms_norm_multi) against the CPU provider running the same primitive nodes
+// one by one, fresh random inputs each run, at the Gemma-4 shapes and
+// partial tiles: decode rows take the fused launches (x staged, split into
+// planes or BF16), prefill rows and the benchmark switches that leave the
+// defaults take the single operations.  Bounds as test_ops.cpp:
 // F32 outputs 1e-4 relative, BF16 1e-2.  Outputs start as NaN bytes, so an
 // element left unwritten fails.
 #include <catch2/catch.hpp>
@@ -11,9 +13,11 @@
 #include <vector>
 
 #include "fixtures_gpu.hpp"
+#include "fusions.hpp"
 #include "harness.hpp"
 
 using namespace seatrt_test;
+using Catch::Matchers::Contains;
 
 namespace {
 
@@ -32,11 +36,13 @@ bool all_poison(const seatrt_tensor& t) {
   return true;
 }
 
-void require_v12(const Provider& p) {
-  REQUIRE(SEATRT_HAS_FIELD(&p.api(), seatrt_kernel_api, rms_norm_multi));
-  REQUIRE(p.api().linear_multi != nullptr);
-  REQUIRE(p.api().linear_glu != nullptr);
-  REQUIRE(p.api().rms_norm_multi != nullptr);
+// plan() of a graph built on the CUDA provider's tensors: its status code.
+seatrt_status_code plan_code(fusions::GraphBuilder& g) {
+  const seatrt_op_graph graph = g.graph("bad arguments", 1);
+  seatrt_plan* plan = nullptr;
+  const seatrt_status_code code = code_of(cuda().api().plan(cuda().ctx(), &graph, &plan));
+  if (plan) cuda().api().plan_destroy(cuda().ctx(), plan);
+  return code;
 }
 
 // SEATRT_LINEAR_DECODE settings: the default, then the switches that change
@@ -61,8 +67,7 @@ Weights random_weights(const std::vector<int64_t>& outs, int64_t k, bool tiled) 
 
 // q/k/v of a sliding layer (three outputs) and of a full layer (two, no v),
 // and a shape with partial 16-row tiles in every weight.
-TEST_CASE("linear_multi agrees with the CPU provider: q/k/v shapes, decode and prefill rows, variants") {
-  require_v12(cuda());
+TEST_CASE("planned linear_multi equals its linear nodes: q/k/v shapes, decode and prefill rows, variants") {
   const std::vector<std::pair<std::vector<int64_t>, int64_t>> shapes = {
       {{4096, 2048, 2048}, 2816}, {{8192, 1024}, 2816}, {{264, 40, 136, 24}, 704}};
   for (const char* variant : kVariants) {
@@ -75,22 +80,21 @@ TEST_CASE("linear_multi agrees with the CPU provider: q/k/v shapes, decode and p
           Pair x = both_random(xdt, {m, k});
           std::vector<Pair> out;
           for (int64_t n : outs) out.push_back(poisoned(SEATRT_DTYPE_F32, m, n));
-          seatrt_linear_multi_args ac{}, ap{};
-          ac.struct_size = ap.struct_size = sizeof(ac);
-          ac.count = ap.count = static_cast<int32_t>(outs.size());
-          ac.x = &x.cuda;
-          ap.x = &x.cpu;
-          for (size_t i = 0; i < outs.size(); ++i) {
-            ac.weights[i] = &w.c[i];
-            ap.weights[i] = &w.p[i];
-            ac.outs[i] = &out[i].cuda;
-            ap.outs[i] = &out[i].cpu;
+          fusions::GraphBuilder gc, gp;
+          for (bool gpu : {true, false}) {
+            std::vector<const seatrt_linear_weight*> ws;
+            std::vector<seatrt_tensor*> os;
+            for (size_t i = 0; i < outs.size(); ++i) {
+              ws.push_back(gpu ? &w.c[i] : &w.p[i]);
+              os.push_back(gpu ? &out[i].cuda : &out[i].cpu);
+            }
+            fusions::linear_multi(gpu ? gc : gp, gpu ? &x.cuda : &x.cpu, ws, os);
           }
-          ok(cuda().api().linear_multi(cuda().ctx(), cuda().stream(), &ac), "cuda linear_multi");
-          ok(cpu().api().linear_multi(cpu().ctx(), cpu().stream(), &ap), "cpu linear_multi");
+          const std::string plan = plan_vs_eager(gc, gp, "linear_multi");
+          INFO("variant '" << variant << "' K " << k << " M " << m << " x dtype " << xdt << "\n" << plan);
+          CHECK_THAT(plan, Contains("linear_multi"));
           for (size_t i = 0; i < outs.size(); ++i) {
-            INFO("variant '" << variant << "' K " << k << " out " << i << " N " << outs[i] << " M " << m
-                             << " x dtype " << xdt);
+            INFO("out " << i << " N " << outs[i]);
             CHECK(compare(out[i]) <= 1e-4);
           }
         }
@@ -102,8 +106,7 @@ TEST_CASE("linear_multi agrees with the CPU provider: q/k/v shapes, decode and p
 
 // The dense MLP's gate/up (2112 x 2816) and a partial tile at K = 704; F32
 // and BF16 outputs (the fused epilogue rounds once, like glu).
-TEST_CASE("linear_glu agrees with the CPU provider: dense MLP shapes, decode and prefill rows, variants") {
-  require_v12(cuda());
+TEST_CASE("planned linear_glu equals gate, up and glu: dense MLP shapes, decode and prefill rows, variants") {
   for (const char* variant : kVariants) {
     setenv("SEATRT_LINEAR_DECODE", variant, 1);
     for (auto [inter, k] : {std::pair<int64_t, int64_t>{2112, 2816}, {264, 704}}) {
@@ -112,12 +115,14 @@ TEST_CASE("linear_glu agrees with the CPU provider: dense MLP shapes, decode and
         for (int32_t xdt : {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16}) {
           for (int32_t odt : {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16}) {
             Pair x = both_random(xdt, {m, k}, 0.5f), out = poisoned(odt, m, inter);
-            seatrt_linear_glu_args ac{sizeof(ac), SEATRT_ACT_GELU_TANH, &x.cuda, &w.c[0], &w.c[1], &out.cuda};
-            seatrt_linear_glu_args ap{sizeof(ap), SEATRT_ACT_GELU_TANH, &x.cpu, &w.p[0], &w.p[1], &out.cpu};
-            ok(cuda().api().linear_glu(cuda().ctx(), cuda().stream(), &ac), "cuda linear_glu");
-            ok(cpu().api().linear_glu(cpu().ctx(), cpu().stream(), &ap), "cpu linear_glu");
+            Pair gate_t = both_empty(SEATRT_DTYPE_F32, {m, inter}), up_t = both_empty(SEATRT_DTYPE_F32, {m, inter});
+            fusions::GraphBuilder gc, gp;
+            fusions::linear_glu(gc, SEATRT_ACT_GELU_TANH, &x.cuda, &w.c[0], &w.c[1], &gate_t.cuda, &up_t.cuda, &out.cuda);
+            fusions::linear_glu(gp, SEATRT_ACT_GELU_TANH, &x.cpu, &w.p[0], &w.p[1], &gate_t.cpu, &up_t.cpu, &out.cpu);
+            const std::string plan = plan_vs_eager(gc, gp, "linear_glu");
             INFO("variant '" << variant << "' I " << inter << " K " << k << " M " << m << " x dtype " << xdt
-                             << " out dtype " << odt);
+                             << " out dtype " << odt << "\n" << plan);
+            CHECK_THAT(plan, Contains("linear_glu"));
             CHECK(compare(out) <= bound(odt));
           }
         }
@@ -127,12 +132,11 @@ TEST_CASE("linear_glu agrees with the CPU provider: dense MLP shapes, decode and
   unsetenv("SEATRT_LINEAR_DECODE");
 }
 
-TEST_CASE("rms_norm_multi agrees with the CPU provider: 1-4 gains (some none), rows in registers and wide") {
-  require_v12(cuda());
+TEST_CASE("planned rms_norm_multi equals its norms: 1-4 gains (some none), rows in registers and wide") {
   for (int32_t dt : {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16}) {
     for (int64_t n : {2816, 5000}) {  // 5000 > 256 threads x 16: an rms_norm per output
       for (int64_t rows : {1, 7, 64}) {
-        for (int32_t count = 1; count <= SEATRT_FUSED_MAX; ++count) {
+        for (int32_t count = 1; count <= 4; ++count) {
           Pair x = both_random(dt, {rows, n}, 3.0f);
           std::vector<Pair> gains, outs;
           for (int32_t i = 0; i < count; ++i) {
@@ -142,23 +146,22 @@ TEST_CASE("rms_norm_multi agrees with the CPU provider: 1-4 gains (some none), r
             gains.push_back(both_random(all_f32 || i % 2 ? SEATRT_DTYPE_F32 : SEATRT_DTYPE_BF16, {n}));
             outs.push_back(poisoned(dt, rows, n));
           }
-          seatrt_rms_norm_multi_args ac{}, ap{};
-          ac.struct_size = ap.struct_size = sizeof(ac);
-          ac.count = ap.count = count;
-          ac.x = &x.cuda;
-          ap.x = &x.cpu;
-          ac.eps = ap.eps = 1e-6f;
-          for (int32_t i = 0; i < count; ++i) {
-            const bool none = i == 2;  // the third output has no gain
-            ac.weights[i] = none ? nullptr : &gains[i].cuda;
-            ap.weights[i] = none ? nullptr : &gains[i].cpu;
-            ac.outs[i] = &outs[i].cuda;
-            ap.outs[i] = &outs[i].cpu;
+          fusions::GraphBuilder gc, gp;
+          for (bool gpu : {true, false}) {
+            std::vector<const seatrt_tensor*> ws;
+            std::vector<seatrt_tensor*> os;
+            for (size_t i = 0; i < gains.size(); ++i) {
+              ws.push_back(i == 2 ? nullptr : &gains[i].on(gpu));  // the third output has no gain
+              os.push_back(gpu ? &outs[i].cuda : &outs[i].cpu);
+            }
+            fusions::rms_norm_multi(gpu ? gc : gp, gpu ? &x.cuda : &x.cpu, 1e-6f, ws, os);
           }
-          ok(cuda().api().rms_norm_multi(cuda().ctx(), cuda().stream(), &ac), "cuda rms_norm_multi");
-          ok(cpu().api().rms_norm_multi(cpu().ctx(), cpu().stream(), &ap), "cpu rms_norm_multi");
+          const std::string plan = plan_vs_eager(gc, gp, "rms_norm_multi");
+          INFO("dtype " << dt << " N " << n << " rows " << rows << " count " << count << "\n" << plan);
+          // Two norms of one input are the MoE router's pattern.
+          if (count == 2) CHECK_THAT(plan, Contains("rms_norm_multi"));
           for (int32_t i = 0; i < count; ++i) {
-            INFO("dtype " << dt << " N " << n << " rows " << rows << " count " << count << " out " << i);
+            INFO("out " << i);
             CHECK(compare(outs[i]) <= bound(dt));
           }
         }
@@ -167,49 +170,33 @@ TEST_CASE("rms_norm_multi agrees with the CPU provider: 1-4 gains (some none), r
   }
 }
 
-TEST_CASE("the ABI 1.2 fused operations refuse bad arguments before writing anything") {
-  require_v12(cuda());
+TEST_CASE("plan refuses graphs whose fusable nodes have bad arguments, before writing anything") {
   const Weights w = random_weights({64, 64, 32}, 256, false);
   Pair x = both_random(SEATRT_DTYPE_F32, {2, 256}), x_short = both_random(SEATRT_DTYPE_F32, {2, 128});
   Pair o0 = poisoned(SEATRT_DTYPE_F32, 2, 64), o1 = poisoned(SEATRT_DTYPE_F32, 2, 64);
-  auto multi = [&](int32_t count, const seatrt_tensor* xin, seatrt_tensor* second) {
-    seatrt_linear_multi_args a{};
-    a.struct_size = sizeof(a);
-    a.count = count;
-    a.x = xin;
-    a.weights[0] = &w.c[0];
-    a.weights[1] = &w.c[1];
-    a.outs[0] = &o0.cuda;
-    a.outs[1] = second;
-    return code_of(cuda().api().linear_multi(cuda().ctx(), cuda().stream(), &a));
+  auto multi = [&](const seatrt_tensor* xin) {
+    fusions::GraphBuilder g;
+    fusions::linear_multi(g, xin, {&w.c[0], &w.c[1]}, {&o0.cuda, &o1.cuda});
+    return plan_code(g);
   };
-  CHECK(multi(0, &x.cuda, &o1.cuda) == SEATRT_ERR_INVALID_ARG);
-  CHECK(multi(SEATRT_FUSED_MAX + 1, &x.cuda, &o1.cuda) == SEATRT_ERR_INVALID_ARG);
-  CHECK(multi(2, &x_short.cuda, &o1.cuda) == SEATRT_ERR_INVALID_ARG);  // in_features 256, x 128 columns
-  CHECK(multi(2, &x.cuda, &o0.cuda) == SEATRT_ERR_INVALID_ARG);        // outs[1] aliases outs[0]
+  CHECK(multi(&x_short.cuda) != SEATRT_OK);  // in_features 256, x 128 columns
   CHECK(all_poison(o0.cuda));
   CHECK(all_poison(o1.cuda));
 
-  seatrt_linear_glu_args g{sizeof(g), SEATRT_ACT_GELU_TANH, &x.cuda, &w.c[0], &w.c[2], &o0.cuda};  // 64 vs 32 rows
-  CHECK(code_of(cuda().api().linear_glu(cuda().ctx(), cuda().stream(), &g)) == SEATRT_ERR_INVALID_ARG);
-  g.up = &w.c[1];
-  g.activation = 7;
-  CHECK(code_of(cuda().api().linear_glu(cuda().ctx(), cuda().stream(), &g)) == SEATRT_ERR_INVALID_ARG);
+  Pair t0 = poisoned(SEATRT_DTYPE_F32, 2, 64), t1 = poisoned(SEATRT_DTYPE_F32, 2, 32);
+  auto glu = [&](const seatrt_linear_weight* up, seatrt_tensor* up_t, int32_t act) {
+    fusions::GraphBuilder g;
+    fusions::linear_glu(g, act, &x.cuda, &w.c[0], up, &t0.cuda, up_t, &o0.cuda);
+    return plan_code(g);
+  };
+  CHECK(glu(&w.c[2], &t1.cuda, SEATRT_ACT_GELU_TANH) != SEATRT_OK);  // gate 64 vs up 32 outputs
+  CHECK(glu(&w.c[1], &o1.cuda, 7) != SEATRT_OK);                      // no activation 7
   CHECK(all_poison(o0.cuda));
 
   Pair xn = both_random(SEATRT_DTYPE_F32, {2, 64}), short_gain = both_random(SEATRT_DTYPE_F32, {63});
-  seatrt_rms_norm_multi_args r{};
-  r.struct_size = sizeof(r);
-  r.count = 2;
-  r.x = &xn.cuda;
-  r.eps = 1e-6f;
-  r.outs[0] = &o0.cuda;
-  r.outs[1] = &o1.cuda;
-  r.weights[1] = &short_gain.cuda;
-  CHECK(code_of(cuda().api().rms_norm_multi(cuda().ctx(), cuda().stream(), &r)) == SEATRT_ERR_INVALID_ARG);
-  r.weights[1] = nullptr;
-  r.outs[1] = &xn.cuda;  // aliases x
-  CHECK(code_of(cuda().api().rms_norm_multi(cuda().ctx(), cuda().stream(), &r)) == SEATRT_ERR_INVALID_ARG);
+  fusions::GraphBuilder g;
+  fusions::rms_norm_multi(g, &xn.cuda, 1e-6f, {nullptr, &short_gain.cuda}, {&o0.cuda, &o1.cuda});
+  CHECK(plan_code(g) != SEATRT_OK);
   CHECK(all_poison(o0.cuda));
   CHECK(all_poison(o1.cuda));
 }

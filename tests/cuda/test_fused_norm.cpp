@@ -1,15 +1,20 @@
-// CUDA vs CPU provider on the ABI 1.1 fused norms (add_rms_norm,
-// rms_norm_rope) and 1.4's add_rms_norm_pair (against the CPU provider's
-// unfused sequence), fresh random inputs each run, at the Gemma-4 shapes:
-// hidden 2816 rows, head dims 256 and 512 with proportional (partly zero)
-// frequencies.  Bounds as test_ops.cpp: F32 outputs 1e-4 relative, BF16 1e-2.
+// The CUDA planner's fused norms against the CPU provider running the same
+// primitive nodes one by one: a layer end (rms_norm, add, scale, rms_norm =>
+// add_rms_norm), a head's rms_norm + rope, and a MoE layer's end on
+// prefill-sized graphs (=> add_rms_norm_pair), fresh random inputs each run,
+// at the Gemma-4 shapes: hidden 2816 rows, head dims 256 and 512 with
+// proportional (partly zero) frequencies.  Bounds as test_ops.cpp: F32
+// outputs 1e-4 relative, BF16 1e-2 (the primitives round the normed branch
+// to BF16 before the add, the fused kernels keep it in fp32).
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
+#include "fusions.hpp"
 #include "harness.hpp"
 
 using namespace seatrt_test;
+using Catch::Matchers::Contains;
 
 namespace {
 
@@ -23,23 +28,23 @@ std::vector<uint8_t> raw_bytes(const std::vector<Bytes>& v) {
   return std::vector<uint8_t>(p, p + v.size() * sizeof(Bytes));
 }
 
-void require_fused(const Provider& p) {
-  REQUIRE(SEATRT_HAS_FIELD(&p.api(), seatrt_kernel_api, rms_norm_rope));
-  REQUIRE(p.api().add_rms_norm != nullptr);
-  REQUIRE(p.api().rms_norm_rope != nullptr);
+// A layer end over one provider's tensors.
+fusions::AddRmsNorm layer_end(bool gpu, Pair& branch, const Pair* branch_w, Pair& residual, float scale,
+                              const Pair* out_w, Pair* out) {
+  auto pick = [gpu](Pair* p) { return p ? (gpu ? &p->cuda : &p->cpu) : nullptr; };
+  return fusions::AddRmsNorm{pick(&branch), branch_w ? &branch_w->on(gpu) : nullptr, pick(&residual), 1e-6f, scale,
+                             out_w ? &out_w->on(gpu) : nullptr, pick(out)};
 }
 
 }  // namespace
 
-TEST_CASE("add_rms_norm agrees (residual and the second norm), with and without gains") {
-  require_fused(cuda());
-  require_fused(cpu());
+TEST_CASE("planned add_rms_norm equals its nodes (residual and the next norm), with and without gains") {
   for (int32_t dt : {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16}) {
     for (int64_t rows : {1, 7, 64, 300}) {
       for (int variant = 0; variant < 4; ++variant) {
-        // 0: both gains + out, 1: no gains + out, 2: no out (rows in
-        // registers, n 2816); 3: both gains + out at n 5000 (> 256 threads x
-        // 16: the multi-pass loop kernel).
+        // 0: both gains + out, scale 0.5; 1: no gains + out, 2: no out (rows
+        // in registers, n 2816); 3: both gains + out at n 5000 (> 256
+        // threads x 16: the multi-pass loop kernel).
         const int64_t n = variant == 3 ? 5000 : 2816;
         const float scale = variant == 0 || variant == 3 ? 0.5f : 1.0f;
         Pair x = both_random(dt, {rows, n}, 2.0f), residual = both_random(dt, {rows, n}, 8.0f);
@@ -49,13 +54,13 @@ TEST_CASE("add_rms_norm agrees (residual and the second norm), with and without 
         Pair xw = both_random(xw_dtype, {n}), ow = both_random(SEATRT_DTYPE_F32, {n});
         Pair out = both_empty(dt, {rows, n});
         const bool gains = variant == 0 || variant == 3, with_out = variant != 2;
-        seatrt_add_rms_norm_args ac{sizeof(ac),  &x.cuda, gains ? &xw.cuda : nullptr, &residual.cuda, 1e-6f, scale,
-                                    gains ? &ow.cuda : nullptr, with_out ? &out.cuda : nullptr};
-        seatrt_add_rms_norm_args ap{sizeof(ap), &x.cpu, gains ? &xw.cpu : nullptr, &residual.cpu, 1e-6f, scale,
-                                    gains ? &ow.cpu : nullptr, with_out ? &out.cpu : nullptr};
-        ok(cuda().api().add_rms_norm(cuda().ctx(), cuda().stream(), &ac), "cuda add_rms_norm");
-        ok(cpu().api().add_rms_norm(cpu().ctx(), cpu().stream(), &ap), "cpu add_rms_norm");
-        INFO("dtype " << dt << " rows " << rows << " variant " << variant);
+        fusions::GraphBuilder gc, gp;
+        for (bool gpu : {true, false})
+          fusions::add_rms_norm(gpu ? gc : gp, layer_end(gpu, x, gains ? &xw : nullptr, residual, scale,
+                                                         gains ? &ow : nullptr, with_out ? &out : nullptr));
+        const std::string plan = plan_vs_eager(gc, gp, "add_rms_norm");
+        INFO("dtype " << dt << " rows " << rows << " variant " << variant << "\n" << plan);
+        CHECK_THAT(plan, Contains("add_rms_norm"));
         CHECK(compare(residual) <= bound(dt));
         if (with_out) CHECK(compare(out) <= bound(dt));
       }
@@ -63,21 +68,19 @@ TEST_CASE("add_rms_norm agrees (residual and the second norm), with and without 
   }
 }
 
-TEST_CASE("add_rms_norm with out aliasing x agrees (the plugin reuses buffers)") {
-  require_fused(cuda());
+TEST_CASE("planned layer end with the next norm written over the branch equals its nodes (buffer reuse)") {
   const int64_t rows = 3, n = 2816;
   Pair x = both_random(SEATRT_DTYPE_F32, {rows, n}), residual = both_random(SEATRT_DTYPE_F32, {rows, n}, 4.0f);
   Pair w = both_random(SEATRT_DTYPE_F32, {n});
-  seatrt_add_rms_norm_args ac{sizeof(ac), &x.cuda, &w.cuda, &residual.cuda, 1e-6f, 1.0f, &w.cuda, &x.cuda};
-  seatrt_add_rms_norm_args ap{sizeof(ap), &x.cpu, &w.cpu, &residual.cpu, 1e-6f, 1.0f, &w.cpu, &x.cpu};
-  ok(cuda().api().add_rms_norm(cuda().ctx(), cuda().stream(), &ac), "cuda add_rms_norm in place");
-  ok(cpu().api().add_rms_norm(cpu().ctx(), cpu().stream(), &ap), "cpu add_rms_norm in place");
+  fusions::GraphBuilder gc, gp;
+  for (bool gpu : {true, false}) fusions::add_rms_norm(gpu ? gc : gp, layer_end(gpu, x, &w, residual, 1.0f, &w, &x));
+  const std::string plan = plan_vs_eager(gc, gp, "add_rms_norm, out over the branch");
+  INFO(plan);
   CHECK(compare(residual) <= 1e-4);
   CHECK(compare(x) <= 1e-4);
 }
 
-TEST_CASE("rms_norm_rope agrees in place, including zero frequencies (partial rotary)") {
-  require_fused(cuda());
+TEST_CASE("planned rms_norm + rope equals its nodes in place, including zero frequencies (partial rotary)") {
   for (int32_t dt : {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16}) {
     for (int64_t d : {256, 512}) {
       for (bool weighted : {true, false}) {
@@ -95,13 +98,12 @@ TEST_CASE("rms_norm_rope agrees in place, including zero frequencies (partial ro
           Pair p = both(raw_bytes(pos), SEATRT_DTYPE_I32, {T});
           Pair fr = both(raw_bytes(f), SEATRT_DTYPE_F32, {d / 2});
           Pair x = both_random(dt, {T, H, d}, 3.0f), w = both_random(SEATRT_DTYPE_BF16, {d});
-          seatrt_rms_norm_rope_args rc{sizeof(rc), &x.cuda, weighted ? &w.cuda : nullptr, 1e-6f, 0, &p.cuda, &fr.cuda,
-                                       &x.cuda};
-          seatrt_rms_norm_rope_args rp{sizeof(rp), &x.cpu, weighted ? &w.cpu : nullptr, 1e-6f, 0, &p.cpu, &fr.cpu,
-                                       &x.cpu};
-          ok(cuda().api().rms_norm_rope(cuda().ctx(), cuda().stream(), &rc), "cuda rms_norm_rope");
-          ok(cpu().api().rms_norm_rope(cpu().ctx(), cpu().stream(), &rp), "cpu rms_norm_rope");
-          INFO("dtype " << dt << " head dim " << d << " weighted " << weighted << " tokens " << T);
+          fusions::GraphBuilder gc, gp;
+          for (bool gpu : {true, false})
+            fusions::rms_norm_rope(gpu ? gc : gp, gpu ? &x.cuda : &x.cpu, weighted ? &w.on(gpu) : nullptr, 1e-6f,
+                                   &p.on(gpu), &fr.on(gpu), "0/attn/q");
+          const std::string plan = plan_vs_eager(gc, gp, "rms_norm + rope");
+          INFO("dtype " << dt << " head dim " << d << " weighted " << weighted << " tokens " << T << "\n" << plan);
           CHECK(compare(x) <= bound(dt));
         }
       }
@@ -109,28 +111,23 @@ TEST_CASE("rms_norm_rope agrees in place, including zero frequencies (partial ro
   }
 }
 
-TEST_CASE("the fused norms refuse bad arguments with a status") {
-  require_fused(cuda());
-  Pair x = both_random(SEATRT_DTYPE_F32, {2, 64}), short_w = both_random(SEATRT_DTYPE_F32, {63});
-  seatrt_add_rms_norm_args a{sizeof(a), &x.cuda, &short_w.cuda, &x.cuda, 1e-6f, 1.0f, nullptr, nullptr};
-  CHECK(code_of(cuda().api().add_rms_norm(cuda().ctx(), cuda().stream(), &a)) == SEATRT_ERR_INVALID_ARG);
-  Pair x3 = both_random(SEATRT_DTYPE_F32, {2, 2, 7});
-  std::vector<int32_t> pos = {0, 1};
-  Pair p = both(raw_bytes(pos), SEATRT_DTYPE_I32, {2});
-  Pair fr = both_random(SEATRT_DTYPE_F32, {3});
-  seatrt_rms_norm_rope_args r{sizeof(r), &x3.cuda, nullptr, 1e-6f, 0, &p.cuda, &fr.cuda, &x3.cuda};
-  CHECK(code_of(cuda().api().rms_norm_rope(cuda().ctx(), cuda().stream(), &r)) == SEATRT_ERR_INVALID_ARG);
+TEST_CASE("plan refuses a graph whose norm has a bad gain, with a status") {
+  Pair x = both_random(SEATRT_DTYPE_F32, {2, 64}), r = both_random(SEATRT_DTYPE_F32, {2, 64});
+  Pair short_w = both_random(SEATRT_DTYPE_F32, {63});
+  fusions::GraphBuilder g;
+  fusions::add_rms_norm(g, fusions::AddRmsNorm{&x.cuda, &short_w.cuda, &r.cuda, 1e-6f, 1.0f, nullptr, nullptr});
+  const seatrt_op_graph graph = g.graph("bad gain", 1);
+  seatrt_plan* plan = nullptr;
+  CHECK(code_of(cuda().api().plan(cuda().ctx(), &graph, &plan)) != SEATRT_OK);
+  CHECK(plan == nullptr);
 }
 
-TEST_CASE("add_rms_norm_pair equals rms_norm and two add_rms_norm, with and without gains and out") {
-  const auto& api = cuda().api();
-  REQUIRE(SEATRT_HAS_FIELD(&api, seatrt_kernel_api, add_rms_norm_pair));
-  REQUIRE(api.add_rms_norm_pair != nullptr);
+TEST_CASE("planned MoE layer end equals its nodes, with and without gains and out (add_rms_norm_pair)") {
   for (int32_t dt : {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16}) {
     for (int64_t rows : {1, 7, 64, 300}) {
       for (int variant = 0; variant < 5; ++variant) {
         // 0: every gain + out, scale 0.5; 1: no gains + out; 2: no out;
-        // 3: n 5000 (the multi-pass kernel); 4: out aliasing a.
+        // 3: n 5000 (the multi-pass kernel); 4: out over the dense branch.
         const int64_t n = variant == 3 ? 5000 : 2816;
         const float scale = variant == 0 || variant == 3 ? 0.5f : 1.0f;
         const bool gains = variant != 1, with_out = variant != 2, alias = variant == 4;
@@ -139,48 +136,23 @@ TEST_CASE("add_rms_norm_pair equals rms_norm and two add_rms_norm, with and with
         const int32_t bw_dtype = dt == SEATRT_DTYPE_F32 && rows != 7 ? SEATRT_DTYPE_F32 : SEATRT_DTYPE_BF16;
         Pair aw = both_random(SEATRT_DTYPE_F32, {n}), bw = both_random(bw_dtype, {n});
         Pair sw = both_random(SEATRT_DTYPE_F32, {n}), ow = both_random(SEATRT_DTYPE_F32, {n});
-        Pair s = both_empty(dt, {rows, n});  // the CPU sequence's sum
-        seatrt_tensor* out_c = with_out ? (alias ? &a.cuda : &out.cuda) : nullptr;
-        seatrt_add_rms_norm_pair_args ac{sizeof(ac), 1e-6f, &a.cuda, gains ? &aw.cuda : nullptr, &b.cuda,
-                                         gains ? &bw.cuda : nullptr, gains ? &sw.cuda : nullptr, &residual.cuda,
-                                         scale, 0, gains ? &ow.cuda : nullptr, out_c};
-        ok(api.add_rms_norm_pair(cuda().ctx(), cuda().stream(), &ac), "cuda add_rms_norm_pair");
-        const auto& cp = cpu().api();
-        seatrt_rms_norm_args r1{sizeof(r1), &a.cpu, gains ? &aw.cpu : nullptr, 1e-6f, &s.cpu};
-        ok(cp.rms_norm(cpu().ctx(), cpu().stream(), &r1), "cpu s = norm(a)");
-        seatrt_add_rms_norm_args r2{sizeof(r2), &b.cpu, gains ? &bw.cpu : nullptr, &s.cpu, 1e-6f, 1.0f, nullptr, nullptr};
-        ok(cp.add_rms_norm(cpu().ctx(), cpu().stream(), &r2), "cpu s += norm(b)");
-        seatrt_add_rms_norm_args r3{sizeof(r3), &s.cpu, gains ? &sw.cpu : nullptr, &residual.cpu, 1e-6f, scale,
-                                    gains ? &ow.cpu : nullptr, with_out ? &out.cpu : nullptr};
-        ok(cp.add_rms_norm(cpu().ctx(), cpu().stream(), &r3), "cpu residual");
-        INFO("dtype " << dt << " rows " << rows << " variant " << variant);
-        // BF16: the CPU sequence rounds s to BF16 before its norm, the fused
-        // operation keeps it in fp32.
+        Pair m1 = both_empty(dt, {rows, n});
+        Pair& next = alias ? a : out;
+        fusions::GraphBuilder gc, gp;
+        for (bool gpu : {true, false}) {
+          const fusions::AddRmsNorm end = layer_end(gpu, m1, gains ? &sw : nullptr, residual, scale,
+                                                    gains ? &ow : nullptr, with_out ? &next : nullptr);
+          fusions::moe_end(gpu ? gc : gp, fusions::MoeEnd{&a.on(gpu), gains ? &aw.on(gpu) : nullptr, end.branch,
+                                                          gpu ? &b.cuda : &b.cpu, gains ? &bw.on(gpu) : nullptr, end});
+        }
+        const std::string plan = plan_vs_eager(gc, gp, "moe end");
+        INFO("dtype " << dt << " rows " << rows << " variant " << variant << "\n" << plan);
+        // Prefill-sized graphs may take the pair kernel; decode-sized ones
+        // take add_rms_norm.
+        if (!alias) CHECK_THAT(plan, Contains("add_rms_norm"));
         CHECK(compare(residual) <= bound(dt));
-        if (with_out)
-          CHECK(rel_error(cuda().download_f32(alias ? a.cuda : out.cuda), cpu().download_f32(out.cpu)) <= bound(dt));
+        if (with_out) CHECK(compare(next) <= bound(dt));
       }
     }
   }
-}
-
-TEST_CASE("add_rms_norm_pair refuses bad arguments and writes nothing") {
-  const auto& api = cuda().api();
-  Pair a = both_random(SEATRT_DTYPE_F32, {2, 64}), b = both_random(SEATRT_DTYPE_F32, {2, 64});
-  Pair r = both_random(SEATRT_DTYPE_F32, {2, 64}), short_w = both_random(SEATRT_DTYPE_F32, {63});
-  Pair wide = both_random(SEATRT_DTYPE_F32, {2, 65});
-  const std::vector<uint8_t> before = cuda().download(r.cuda);
-  const auto call = [&](const seatrt_tensor* at, const seatrt_tensor* bt, const seatrt_tensor* w, seatrt_tensor* res,
-                        float eps) {
-    seatrt_add_rms_norm_pair_args x{sizeof(x), eps, at, w, bt, nullptr, nullptr, res, 1.0f, 0, nullptr, nullptr};
-    return code_of(api.add_rms_norm_pair(cuda().ctx(), cuda().stream(), &x));
-  };
-  CHECK(call(&a.cuda, &b.cuda, &short_w.cuda, &r.cuda, 1e-6f) == SEATRT_ERR_INVALID_ARG);  // a_weight of 63
-  CHECK(call(&a.cuda, &wide.cuda, nullptr, &r.cuda, 1e-6f) == SEATRT_ERR_INVALID_ARG);     // b of another shape
-  CHECK(call(&a.cuda, &b.cuda, nullptr, &a.cuda, 1e-6f) == SEATRT_ERR_INVALID_ARG);        // residual aliases a
-  CHECK(call(&a.cuda, &b.cuda, nullptr, &r.cuda, NAN) == SEATRT_ERR_INVALID_ARG);          // eps NaN
-  CHECK(call(&a.cuda, nullptr, nullptr, &r.cuda, 1e-6f) == SEATRT_ERR_INVALID_ARG);        // b missing
-  cuda().sync();
-  CHECK(cuda().download(r.cuda) == before);
-  CHECK(call(&a.cuda, &b.cuda, nullptr, &r.cuda, 1e-6f) == SEATRT_OK);
 }

@@ -20,10 +20,10 @@ Pair poisoned(int32_t dtype, int64_t rows, int64_t cols) {
 
 double run_linear(const seatrt_linear_weight& wc, const seatrt_linear_weight& wp, int64_t m, int32_t xdt, int32_t odt) {
   Pair x = both_random(xdt, {m, wc.in_features}), out = poisoned(odt, m, wc.out_features);
-  seatrt_linear_args lc{sizeof(seatrt_linear_args), &x.cuda, &wc, &out.cuda};
-  seatrt_linear_args lp{sizeof(seatrt_linear_args), &x.cpu, &wp, &out.cpu};
-  ok(cuda().api().linear(cuda().ctx(), cuda().stream(), &lc), "cuda linear");
-  ok(cpu().api().linear(cpu().ctx(), cpu().stream(), &lp), "cpu linear");
+  seatrt_linear_args lc{sizeof(seatrt_linear_args), &x.cuda, &wc, &out.cuda, nullptr};
+  seatrt_linear_args lp{sizeof(seatrt_linear_args), &x.cpu, &wp, &out.cpu, nullptr};
+  ok(cuda().run<SEATRT_OP_LINEAR>(lc), "cuda linear");
+  ok(cpu().run<SEATRT_OP_LINEAR>(lp), "cpu linear");
   return rel_error(cuda().download_f32(out.cuda), cpu().download_f32(out.cpu));
 }
 
@@ -128,8 +128,8 @@ TEST_CASE("linear refuses a wrong shape with INVALID_ARG") {
   const HostNvfp4 h = random_nvfp4(32, 64);
   const seatrt_linear_weight wc = nvfp4_weight(cuda(), h, false);
   seatrt_tensor x = cuda().empty(SEATRT_DTYPE_F32, {2, 48}), out = cuda().empty(SEATRT_DTYPE_F32, {2, 32});
-  seatrt_linear_args lc{sizeof(seatrt_linear_args), &x, &wc, &out};
-  CHECK(code_of(cuda().api().linear(cuda().ctx(), cuda().stream(), &lc)) == SEATRT_ERR_INVALID_ARG);
+  seatrt_linear_args lc{sizeof(seatrt_linear_args), &x, &wc, &out, nullptr};
+  CHECK(code_of(cuda().run<SEATRT_OP_LINEAR>(lc)) == SEATRT_ERR_INVALID_ARG);
 }
 
 namespace {
@@ -166,8 +166,8 @@ double run_moe(int32_t E, int64_t H, int64_t I, int64_t T, int64_t k, int32_t xd
   Pair x = both_random(xdt, {T, H}, 0.01f), out = poisoned(SEATRT_DTYPE_F32, T, H);
   seatrt_moe_args mc{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cuda, &id.cuda, &w.cuda, gc.data(), uc.data(), dc.data(), &out.cuda};
   seatrt_moe_args mp{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cpu, &id.cpu, &w.cpu, gp.data(), up.data(), dp.data(), &out.cpu};
-  ok(cuda().api().moe(cuda().ctx(), cuda().stream(), &mc), "cuda moe");
-  ok(cpu().api().moe(cpu().ctx(), cpu().stream(), &mp), "cpu moe");
+  ok(cuda().run<SEATRT_OP_MOE>(mc), "cuda moe");
+  ok(cpu().run<SEATRT_OP_MOE>(mp), "cpu moe");
   return rel_error(cuda().download_f32(out.cuda), cpu().download_f32(out.cpu));
 }
 
@@ -194,14 +194,14 @@ TEST_CASE("moe agrees with the CPU provider (NVFP4 experts, grouped tokens)") {
     Pair x = both_random(SEATRT_DTYPE_BF16, {T, H}, 0.01f), out = both_empty(SEATRT_DTYPE_F32, {T, H});
     seatrt_moe_args mc{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cuda, &id.cuda, &w.cuda, gc.data(), uc.data(), dc.data(), &out.cuda};
     seatrt_moe_args mp{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cpu, &id.cpu, &w.cpu, gp.data(), up.data(), dp.data(), &out.cpu};
-    ok(cuda().api().moe(cuda().ctx(), cuda().stream(), &mc), "cuda moe");
-    ok(cpu().api().moe(cpu().ctx(), cpu().stream(), &mp), "cpu moe");
+    ok(cuda().run<SEATRT_OP_MOE>(mc), "cuda moe");
+    ok(cpu().run<SEATRT_OP_MOE>(mp), "cpu moe");
     INFO("tokens " << T);
     CHECK(rel_error(cuda().download_f32(out.cuda), cpu().download_f32(out.cpu)) <= 1e-4);
   }
 }
 
-TEST_CASE("dependent linears back to back (overlapped launches) agree, eager and replayed from a graph") {
+TEST_CASE("dependent linears back to back (overlapped launches) agree, eager and launched from a plan") {
   const HostNvfp4 h1 = random_nvfp4(1024, 2816), h2 = random_nvfp4(2816, 1024), h3 = random_nvfp4(512, 2816);
   const seatrt_linear_weight c1 = nvfp4_weight(cuda(), h1, false), c2 = nvfp4_weight(cuda(), h2, false),
                              c3 = nvfp4_weight(cuda(), h3, false);
@@ -210,32 +210,34 @@ TEST_CASE("dependent linears back to back (overlapped launches) agree, eager and
   Pair x = both_random(SEATRT_DTYPE_F32, {2, 2816}, 0.01f);
   Pair y1 = both_empty(SEATRT_DTYPE_F32, {2, 1024}), y2 = both_empty(SEATRT_DTYPE_F32, {2, 2816}),
        y3 = both_empty(SEATRT_DTYPE_F32, {2, 512});
-  auto chain = [](Provider& p, const seatrt_tensor& in, const seatrt_linear_weight& a, seatrt_tensor& t1,
+  auto chain = [](seatrt::sdk::GraphBuilder& g, const seatrt_tensor& in, const seatrt_linear_weight& a, seatrt_tensor& t1,
                   const seatrt_linear_weight& b, seatrt_tensor& t2, const seatrt_linear_weight& c, seatrt_tensor& t3) {
-    seatrt_linear_args l1{sizeof(seatrt_linear_args), &in, &a, &t1};
-    seatrt_linear_args l2{sizeof(seatrt_linear_args), &t1, &b, &t2};
-    seatrt_linear_args l3{sizeof(seatrt_linear_args), &t2, &c, &t3};
-    ok(p.api().linear(p.ctx(), p.stream(), &l1), "linear 1");
-    ok(p.api().linear(p.ctx(), p.stream(), &l2), "linear 2");
-    ok(p.api().linear(p.ctx(), p.stream(), &l3), "linear 3");
+    g.add<SEATRT_OP_LINEAR>(seatrt_linear_args{sizeof(seatrt_linear_args), &in, &a, &t1, nullptr}, "linear 1");
+    g.add<SEATRT_OP_LINEAR>(seatrt_linear_args{sizeof(seatrt_linear_args), &t1, &b, &t2, nullptr}, "linear 2");
+    g.add<SEATRT_OP_LINEAR>(seatrt_linear_args{sizeof(seatrt_linear_args), &t2, &c, &t3, nullptr}, "linear 3");
   };
-  chain(cuda(), x.cuda, c1, y1.cuda, c2, y2.cuda, c3, y3.cuda);
-  chain(cpu(), x.cpu, p1, y1.cpu, p2, y2.cpu, p3, y3.cpu);
+  seatrt::sdk::GraphBuilder gc, gp;
+  chain(gc, x.cuda, c1, y1.cuda, c2, y2.cuda, c3, y3.cuda);
+  chain(gp, x.cpu, p1, y1.cpu, p2, y2.cpu, p3, y3.cpu);
+  cuda().run_nodes(gc);
+  cpu().run_nodes(gp);
   CHECK(rel_error(cuda().download_f32(y3.cuda), cpu().download_f32(y3.cpu)) <= 1e-4);
 
-  // Capture the chain, then replay it on new input.
-  const seatrt_kernel_api& a = cuda().api();
-  ok(a.graph_begin(cuda().ctx(), cuda().stream()), "graph_begin");
-  chain(cuda(), x.cuda, c1, y1.cuda, c2, y2.cuda, c3, y3.cuda);
-  seatrt_graph* g = nullptr;
-  ok(a.graph_end(cuda().ctx(), cuda().stream(), &g), "graph_end");
-  const std::vector<uint8_t> fresh = random_values(2 * 2816, SEATRT_DTYPE_F32, 0.01f);
-  ok(a.copy(cuda().ctx(), cuda().stream(), x.cuda.data, SEATRT_DEVICE_CUDA, fresh.data(), SEATRT_DEVICE_CPU, fresh.size()), "copy");
-  ok(cpu().api().copy(cpu().ctx(), cpu().stream(), x.cpu.data, SEATRT_DEVICE_CPU, fresh.data(), SEATRT_DEVICE_CPU, fresh.size()), "copy");
-  ok(a.graph_launch(cuda().ctx(), cuda().stream(), g), "graph_launch");
-  chain(cpu(), x.cpu, p1, y1.cpu, p2, y2.cpu, p3, y3.cpu);
-  CHECK(rel_error(cuda().download_f32(y3.cuda), cpu().download_f32(y3.cpu)) <= 1e-4);
-  a.graph_destroy(cuda().ctx(), g);
+  // Plan the chain for many launches, then launch it on new input.
+  Plan plan(cuda(), gc, "three linears", 0);
+  for (int launch = 0; launch < 2; ++launch) {
+    const std::vector<uint8_t> fresh = random_values(2 * 2816, SEATRT_DTYPE_F32, 0.01f);
+    ok(cuda().api().copy(cuda().ctx(), cuda().stream(), x.cuda.data, SEATRT_DEVICE_CUDA, fresh.data(), SEATRT_DEVICE_CPU,
+                         fresh.size()),
+       "copy");
+    ok(cpu().api().copy(cpu().ctx(), cpu().stream(), x.cpu.data, SEATRT_DEVICE_CPU, fresh.data(), SEATRT_DEVICE_CPU,
+                        fresh.size()),
+       "copy");
+    plan.launch();
+    cpu().run_nodes(gp);
+    INFO("launch " << launch);
+    CHECK(rel_error(cuda().download_f32(y3.cuda), cpu().download_f32(y3.cpu)) <= 1e-4);
+  }
 }
 
 namespace {
@@ -281,18 +283,18 @@ TEST_CASE("moe decode path: every variant agrees with the CPU provider and is de
       auto [id, w] = random_routes(E, T, k);
       Pair x = both_random(xdt, {T, H}, 0.01f), out = poisoned(SEATRT_DTYPE_F32, T, H);
       seatrt_moe_args mp{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cpu, &id.cpu, &w.cpu, gp.data(), up.data(), dp.data(), &out.cpu};
-      ok(cpu().api().moe(cpu().ctx(), cpu().stream(), &mp), "cpu moe");
+      ok(cpu().run<SEATRT_OP_MOE>(mp), "cpu moe");
       const std::vector<float> want = cpu().download_f32(out.cpu);
       for (const char* v : kMoeVariants) {
         INFO("tokens " << T << " x dtype " << xdt << " variant '" << v << "'");
         MoeVariant variant(v);
         seatrt_moe_args mc{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cuda, &id.cuda, &w.cuda, gc.data(), uc.data(), dc.data(), &out.cuda};
-        ok(cuda().api().moe(cuda().ctx(), cuda().stream(), &mc), "cuda moe");
+        ok(cuda().run<SEATRT_OP_MOE>(mc), "cuda moe");
         const std::vector<uint8_t> first = cuda().download(out.cuda);
         CHECK(rel_error(cuda().download_f32(out.cuda), want) <= 1e-4);
         const std::vector<uint8_t> poison(first.size(), 0xFF);
         ok(cuda().api().copy(cuda().ctx(), cuda().stream(), out.cuda.data, SEATRT_DEVICE_CUDA, poison.data(), SEATRT_DEVICE_CPU, poison.size()), "poison");
-        ok(cuda().api().moe(cuda().ctx(), cuda().stream(), &mc), "cuda moe again");
+        ok(cuda().run<SEATRT_OP_MOE>(mc), "cuda moe again");
         CHECK(cuda().download(out.cuda) == first);
       }
     }
@@ -301,9 +303,9 @@ TEST_CASE("moe decode path: every variant agrees with the CPU provider and is de
 
 namespace {
 
-// One moe call captured in a graph, replayed on fresh inputs twice and on
-// the same input a third time, each against the CPU provider.
-void check_moe_graph_replays() {
+// One moe node planned for many launches, launched on fresh inputs twice
+// and on the same input a third time, each against the CPU provider.
+void check_moe_plan_launches() {
   const int32_t E = 16;
   const int64_t H = 2816, I = 704, k = 8, T = 4;
   auto [gc, uc, dc, gp, up, dp] = random_nvfp4_experts(E, H, I);
@@ -312,39 +314,37 @@ void check_moe_graph_replays() {
   seatrt_moe_args mc{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cuda, &id.cuda, &w.cuda, gc.data(), uc.data(), dc.data(), &out.cuda};
   seatrt_moe_args mp{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cpu, &id.cpu, &w.cpu, gp.data(), up.data(), dp.data(), &out.cpu};
   const seatrt_kernel_api& a = cuda().api();
-  ok(a.moe(cuda().ctx(), cuda().stream(), &mc), "cuda moe (uploads tables, sizes scratch)");
-  ok(a.graph_begin(cuda().ctx(), cuda().stream()), "graph_begin");
-  ok(a.moe(cuda().ctx(), cuda().stream(), &mc), "cuda moe (captured)");
-  seatrt_graph* g = nullptr;
-  ok(a.graph_end(cuda().ctx(), cuda().stream(), &g), "graph_end");
+  ok(cuda().run<SEATRT_OP_MOE>(mc), "cuda moe (uploads tables, sizes scratch)");
+  seatrt::sdk::GraphBuilder graph;
+  graph.add<SEATRT_OP_MOE>(mc, "0/experts/moe");
+  Plan plan(cuda(), graph, "moe", 0);
   std::vector<uint8_t> previous;
-  for (int replay = 0; replay < 3; ++replay) {
-    INFO("replay " << replay);
-    if (replay < 2) {  // fresh x for the first two replays, the same x for the third
+  for (int launch = 0; launch < 3; ++launch) {
+    INFO("launch " << launch);
+    if (launch < 2) {  // fresh x for the first two launches, the same x for the third
       const std::vector<uint8_t> fresh = random_values(T * H, SEATRT_DTYPE_F32, 0.01f);
       ok(a.copy(cuda().ctx(), cuda().stream(), x.cuda.data, SEATRT_DEVICE_CUDA, fresh.data(), SEATRT_DEVICE_CPU, fresh.size()), "copy");
       ok(cpu().api().copy(cpu().ctx(), cpu().stream(), x.cpu.data, SEATRT_DEVICE_CPU, fresh.data(), SEATRT_DEVICE_CPU, fresh.size()), "copy");
     }
-    ok(a.graph_launch(cuda().ctx(), cuda().stream(), g), "graph_launch");
-    ok(cpu().api().moe(cpu().ctx(), cpu().stream(), &mp), "cpu moe");
+    plan.launch();
+    ok(cpu().run<SEATRT_OP_MOE>(mp), "cpu moe");
     CHECK(rel_error(cuda().download_f32(out.cuda), cpu().download_f32(out.cpu)) <= 1e-4);
     const std::vector<uint8_t> got = cuda().download(out.cuda);
-    if (replay == 2) CHECK(got == previous);
+    if (launch == 2) CHECK(got == previous);
     previous = got;
   }
-  a.graph_destroy(cuda().ctx(), g);
 }
 
 }  // namespace
 
-// The decode path captured in a graph: the per-chunk arrival counters must
-// be back at zero after each replay (a stale count would skip or repeat the
-// sum), and replays on new inputs must match the CPU provider.  The default
+// The decode path launched from a plan: the per-chunk arrival counters must
+// be back at zero after each launch (a stale count would skip or repeat the
+// sum), and launches on new inputs must match the CPU provider.  The default
 // path (cp.async stages) and the register ring.
-TEST_CASE("moe decode path replayed from a graph agrees, replay after replay") {
+TEST_CASE("moe decode path launched from a plan agrees, launch after launch") {
   for (const char* v : {"", "r"}) {
     INFO("variant '" << v << "'");
     MoeVariant variant(v);
-    check_moe_graph_replays();
+    check_moe_plan_launches();
   }
 }

@@ -38,14 +38,14 @@ void check_dense(int64_t rows, int64_t n, int64_t k, bool expect_gemm) {
   Pair x = both_random(SEATRT_DTYPE_F32, {rows, k}, 2.0f);
   Pair out = both_empty(SEATRT_DTYPE_F32, {rows, n}), base = both_empty(SEATRT_DTYPE_F32, {rows, n}),
        dflt_out = both_empty(SEATRT_DTYPE_F32, {rows, n});
-  seatrt_linear_args lc{sizeof(seatrt_linear_args), &x.cuda, &wc, &out.cuda};
-  head().run(cuda().api().linear, lc, "cuda linear (lm_head_gemm)");
-  seatrt_linear_args lb{sizeof(seatrt_linear_args), &x.cuda, &wc, &base.cuda};
-  decode_kernel().run(cuda().api().linear, lb, "cuda linear (lm_head_gemm = false)");
-  seatrt_linear_args ld{sizeof(seatrt_linear_args), &x.cuda, &wc, &dflt_out.cuda};
-  ok(cuda().api().linear(cuda().ctx(), cuda().stream(), &ld), "cuda linear (default)");
-  seatrt_linear_args lp{sizeof(seatrt_linear_args), &x.cpu, &wp, &out.cpu};
-  ok(cpu().api().linear(cpu().ctx(), cpu().stream(), &lp), "cpu linear");
+  seatrt_linear_args lc{sizeof(seatrt_linear_args), &x.cuda, &wc, &out.cuda, nullptr};
+  head().run<SEATRT_OP_LINEAR>(lc, "cuda linear (lm_head_gemm)");
+  seatrt_linear_args lb{sizeof(seatrt_linear_args), &x.cuda, &wc, &base.cuda, nullptr};
+  decode_kernel().run<SEATRT_OP_LINEAR>(lb, "cuda linear (lm_head_gemm = false)");
+  seatrt_linear_args ld{sizeof(seatrt_linear_args), &x.cuda, &wc, &dflt_out.cuda, nullptr};
+  ok(cuda().run<SEATRT_OP_LINEAR>(ld), "cuda linear (default)");
+  seatrt_linear_args lp{sizeof(seatrt_linear_args), &x.cpu, &wp, &out.cpu, nullptr};
+  ok(cpu().run<SEATRT_OP_LINEAR>(lp), "cpu linear");
   const std::vector<float> got = cuda().download_f32(out.cuda), dflt = cuda().download_f32(base.cuda);
   INFO("rows " << rows << " n " << n << " k " << k);
   CHECK(rel_error(got, cpu().download_f32(out.cpu)) <= kPlanesBound);

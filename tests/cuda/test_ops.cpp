@@ -22,8 +22,8 @@ TEST_CASE("elementwise ops agree") {
       const float alpha = op == SEATRT_EW_SOFTCAP ? 1.5f : 0.37f;
       auto ec = ew(op, &a.cuda, &b.cuda, alpha, &out.cuda);
       auto ep = ew(op, &a.cpu, &b.cpu, alpha, &out.cpu);
-      ok(cuda().api().elementwise(cuda().ctx(), cuda().stream(), &ec), "cuda elementwise");
-      ok(cpu().api().elementwise(cpu().ctx(), cpu().stream(), &ep), "cpu elementwise");
+      ok(cuda().run<SEATRT_OP_ELEMENTWISE>(ec), "cuda elementwise");
+      ok(cpu().run<SEATRT_OP_ELEMENTWISE>(ep), "cpu elementwise");
       INFO("op " << op << " dtype " << dt);
       CHECK(compare(out) <= bound(dt));
     }
@@ -33,7 +33,7 @@ TEST_CASE("elementwise ops agree") {
 TEST_CASE("elementwise refuses mismatched shapes with a status") {
   Pair a = both_random(SEATRT_DTYPE_F32, {4, 8}), b = both_random(SEATRT_DTYPE_F32, {5}), out = both_empty(SEATRT_DTYPE_F32, {4, 8});
   auto ec = ew(SEATRT_EW_ADD, &a.cuda, &b.cuda, 0.0f, &out.cuda);
-  CHECK(code_of(cuda().api().elementwise(cuda().ctx(), cuda().stream(), &ec)) == SEATRT_ERR_INVALID_ARG);
+  CHECK(code_of(cuda().run<SEATRT_OP_ELEMENTWISE>(ec)) == SEATRT_ERR_INVALID_ARG);
 }
 
 TEST_CASE("embedding, rms_norm, glu, gather_rows agree") {
@@ -44,8 +44,8 @@ TEST_CASE("embedding, rms_norm, glu, gather_rows agree") {
   Pair table = both_random(dt, {64, 160}), emb = both_empty(SEATRT_DTYPE_F32, {5, 160});
   seatrt_embedding_args ec{sizeof(seatrt_embedding_args), &id.cuda, &table.cuda, 7.5f, &emb.cuda};
   seatrt_embedding_args ep{sizeof(seatrt_embedding_args), &id.cpu, &table.cpu, 7.5f, &emb.cpu};
-  ok(cuda().api().embedding(cuda().ctx(), cuda().stream(), &ec), "cuda embedding");
-  ok(cpu().api().embedding(cpu().ctx(), cpu().stream(), &ep), "cpu embedding");
+  ok(cuda().run<SEATRT_OP_EMBEDDING>(ec), "cuda embedding");
+  ok(cpu().run<SEATRT_OP_EMBEDDING>(ep), "cpu embedding");
   CHECK(compare(emb) <= 1e-6);
 
   // 64, 256 and 512 columns with 4101 rows: head-sized rows of a prompt, one
@@ -58,15 +58,15 @@ TEST_CASE("embedding, rms_norm, glu, gather_rows agree") {
                          {37, 2816}, {37, 5000}, {1, 2816}}) {
     INFO("dtype " << nd << " rows " << rows << " cols " << n);
     Pair x = both_random(nd, {rows, n}, 3.0f), w = both_random(nd, {n}), out = both_empty(nd, {rows, n});
-    seatrt_rms_norm_args rc{sizeof(seatrt_rms_norm_args), &x.cuda, &w.cuda, 1e-6f, &out.cuda};
-    seatrt_rms_norm_args rp{sizeof(seatrt_rms_norm_args), &x.cpu, &w.cpu, 1e-6f, &out.cpu};
-    ok(cuda().api().rms_norm(cuda().ctx(), cuda().stream(), &rc), "cuda rms_norm");
-    ok(cpu().api().rms_norm(cpu().ctx(), cpu().stream(), &rp), "cpu rms_norm");
+    seatrt_rms_norm_args rc{sizeof(seatrt_rms_norm_args), &x.cuda, &w.cuda, 1e-6f, &out.cuda, 0.0f};
+    seatrt_rms_norm_args rp{sizeof(seatrt_rms_norm_args), &x.cpu, &w.cpu, 1e-6f, &out.cpu, 0.0f};
+    ok(cuda().run<SEATRT_OP_RMS_NORM>(rc), "cuda rms_norm");
+    ok(cpu().run<SEATRT_OP_RMS_NORM>(rp), "cpu rms_norm");
     CHECK(compare(out) <= bound(nd));
     rc.weight = nullptr;
     rp.weight = nullptr;
-    ok(cuda().api().rms_norm(cuda().ctx(), cuda().stream(), &rc), "cuda rms_norm (no gain)");
-    ok(cpu().api().rms_norm(cpu().ctx(), cpu().stream(), &rp), "cpu rms_norm (no gain)");
+    ok(cuda().run<SEATRT_OP_RMS_NORM>(rc), "cuda rms_norm (no gain)");
+    ok(cpu().run<SEATRT_OP_RMS_NORM>(rp), "cpu rms_norm (no gain)");
     CHECK(compare(out) <= bound(nd));
   }
 
@@ -81,8 +81,8 @@ TEST_CASE("embedding, rms_norm, glu, gather_rows agree") {
     seatrt_tensor gc = halves(fused.cuda, 0), uc = halves(fused.cuda, 48), gp = halves(fused.cpu, 0), up = halves(fused.cpu, 48);
     seatrt_glu_args ac{sizeof(seatrt_glu_args), act, &gc, &uc, &out.cuda};
     seatrt_glu_args ap{sizeof(seatrt_glu_args), act, &gp, &up, &out.cpu};
-    ok(cuda().api().glu(cuda().ctx(), cuda().stream(), &ac), "cuda glu");
-    ok(cpu().api().glu(cpu().ctx(), cpu().stream(), &ap), "cpu glu");
+    ok(cuda().run<SEATRT_OP_GLU>(ac), "cuda glu");
+    ok(cpu().run<SEATRT_OP_GLU>(ap), "cpu glu");
     INFO("activation " << act);
     CHECK(compare(out) <= 1e-4);
   }
@@ -93,8 +93,8 @@ TEST_CASE("embedding, rms_norm, glu, gather_rows agree") {
   Pair src = both_random(dt, {8, 40}), dst = both_empty(dt, {4, 40});
   seatrt_gather_rows_args gc{sizeof(seatrt_gather_rows_args), &src.cuda, &ix.cuda, &dst.cuda};
   seatrt_gather_rows_args gp{sizeof(seatrt_gather_rows_args), &src.cpu, &ix.cpu, &dst.cpu};
-  ok(cuda().api().gather_rows(cuda().ctx(), cuda().stream(), &gc), "cuda gather_rows");
-  ok(cpu().api().gather_rows(cpu().ctx(), cpu().stream(), &gp), "cpu gather_rows");
+  ok(cuda().run<SEATRT_OP_GATHER_ROWS>(gc), "cuda gather_rows");
+  ok(cpu().run<SEATRT_OP_GATHER_ROWS>(gp), "cpu gather_rows");
   CHECK(compare(dst) == 0.0);
 }
 
@@ -110,10 +110,10 @@ TEST_CASE("rope agrees, including zero frequencies (partial rotary)") {
     Pair fr = both(std::vector<uint8_t>(reinterpret_cast<uint8_t*>(f.data()), reinterpret_cast<uint8_t*>(f.data() + f.size())),
                    SEATRT_DTYPE_F32, {d / 2});
     Pair x = both_random(SEATRT_DTYPE_BF16, {T, H, d}), out = both_empty(SEATRT_DTYPE_F32, {T, H, d});
-    seatrt_rope_args rc{sizeof(seatrt_rope_args), &x.cuda, &p.cuda, &fr.cuda, &out.cuda};
-    seatrt_rope_args rp{sizeof(seatrt_rope_args), &x.cpu, &p.cpu, &fr.cpu, &out.cpu};
-    ok(cuda().api().rope(cuda().ctx(), cuda().stream(), &rc), "cuda rope");
-    ok(cpu().api().rope(cpu().ctx(), cpu().stream(), &rp), "cpu rope");
+    seatrt_rope_args rc{sizeof(seatrt_rope_args), &x.cuda, &p.cuda, &fr.cuda, &out.cuda, 0, {}};
+    seatrt_rope_args rp{sizeof(seatrt_rope_args), &x.cpu, &p.cpu, &fr.cpu, &out.cpu, 0, {}};
+    ok(cuda().run<SEATRT_OP_ROPE>(rc), "cuda rope");
+    ok(cpu().run<SEATRT_OP_ROPE>(rp), "cpu rope");
     INFO("head dim " << d);
     CHECK(compare(out) <= 1e-4);
   }
@@ -127,10 +127,10 @@ TEST_CASE("router_topk agrees on ids and weights") {
        w = both_empty(SEATRT_DTYPE_F32, {T, k});
   Pair pes = both(std::vector<uint8_t>(reinterpret_cast<uint8_t*>(scale.data()), reinterpret_cast<uint8_t*>(scale.data() + E)),
                   SEATRT_DTYPE_F32, {E});
-  seatrt_router_topk_args rc{sizeof(seatrt_router_topk_args), &lg.cuda, k, 1, &pes.cuda, &ids.cuda, &w.cuda};
-  seatrt_router_topk_args rp{sizeof(seatrt_router_topk_args), &lg.cpu, k, 1, &pes.cpu, &ids.cpu, &w.cpu};
-  ok(cuda().api().router_topk(cuda().ctx(), cuda().stream(), &rc), "cuda router");
-  ok(cpu().api().router_topk(cpu().ctx(), cpu().stream(), &rp), "cpu router");
+  seatrt_router_topk_args rc{sizeof(seatrt_router_topk_args), &lg.cuda, k, 1, &pes.cuda, &ids.cuda, &w.cuda, 0, 0, 0, 0.0f, nullptr};
+  seatrt_router_topk_args rp{sizeof(seatrt_router_topk_args), &lg.cpu, k, 1, &pes.cpu, &ids.cpu, &w.cpu, 0, 0, 0, 0.0f, nullptr};
+  ok(cuda().run<SEATRT_OP_ROUTER_TOPK>(rc), "cuda router");
+  ok(cpu().run<SEATRT_OP_ROUTER_TOPK>(rp), "cpu router");
   CHECK(cuda().download(ids.cuda) == cpu().download(ids.cpu));
   CHECK(compare(w) <= 1e-5);
 }

@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "fixtures_gpu.hpp"
+#include "fusions.hpp"
 #include "harness.hpp"
 
 using namespace seatrt_test;
@@ -20,10 +21,10 @@ namespace {
 
 double linear_error(const seatrt_linear_weight& wc, const seatrt_linear_weight& wp, int64_t m, int32_t out_dtype) {
   Pair x = both_random(SEATRT_DTYPE_BF16, {m, wc.in_features}), out = both_empty(out_dtype, {m, wc.out_features});
-  seatrt_linear_args lc{sizeof(seatrt_linear_args), &x.cuda, &wc, &out.cuda};
-  seatrt_linear_args lp{sizeof(seatrt_linear_args), &x.cpu, &wp, &out.cpu};
-  ok(cuda().api().linear(cuda().ctx(), cuda().stream(), &lc), "cuda linear");
-  ok(cpu().api().linear(cpu().ctx(), cpu().stream(), &lp), "cpu linear");
+  seatrt_linear_args lc{sizeof(seatrt_linear_args), &x.cuda, &wc, &out.cuda, nullptr};
+  seatrt_linear_args lp{sizeof(seatrt_linear_args), &x.cpu, &wp, &out.cpu, nullptr};
+  ok(cuda().run<SEATRT_OP_LINEAR>(lc), "cuda linear");
+  ok(cpu().run<SEATRT_OP_LINEAR>(lp), "cpu linear");
   return rel_error(cuda().download_f32(out.cuda), cpu().download_f32(out.cpu));
 }
 
@@ -70,12 +71,12 @@ std::pair<double, std::vector<float>> moe_error(const Experts& ex, int64_t T, in
                      ex.gc.data(), ex.uc.data(), ex.dc.data(), &out.cuda};
   seatrt_moe_args mp{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, ex.E, &x.cpu, &id.cpu, &w.cpu,
                      ex.gp.data(), ex.up.data(), ex.dp.data(), &out.cpu};
-  ok(cuda().api().moe(cuda().ctx(), cuda().stream(), &mc), "cuda moe");
-  ok(cpu().api().moe(cpu().ctx(), cpu().stream(), &mp), "cpu moe");
+  ok(cuda().run<SEATRT_OP_MOE>(mc), "cuda moe");
+  ok(cpu().run<SEATRT_OP_MOE>(mp), "cpu moe");
   std::vector<float> got = cuda().download_f32(out.cuda);
   const double err = rel_error(got, cpu().download_f32(out.cpu));
   // Run again on the same inputs: the result must be bit-identical.
-  ok(cuda().api().moe(cuda().ctx(), cuda().stream(), &mc), "cuda moe (again)");
+  ok(cuda().run<SEATRT_OP_MOE>(mc), "cuda moe (again)");
   if (cuda().download_f32(out.cuda) != got) return {1e30, got};
   return {err, got};
 }
@@ -231,9 +232,12 @@ TEST_CASE("prefill: decode-free linear and linear_glu on 256-row tiles (launches
   const seatrt_linear_weight gc = nvfp4_weight(cuda(), gh, false), gp = nvfp4_weight(cpu(), gh, false);
   const seatrt_linear_weight uc = nvfp4_weight(cuda(), uh, true), up = nvfp4_weight(cpu(), uh, false);
   Pair x = both_random(SEATRT_DTYPE_BF16, {m, k}, 0.5f), out = both_empty(SEATRT_DTYPE_F32, {m, inter});
-  seatrt_linear_glu_args ac{sizeof ac, SEATRT_ACT_GELU_TANH, &x.cuda, &gc, &uc, &out.cuda};
-  seatrt_linear_glu_args ap{sizeof ap, SEATRT_ACT_GELU_TANH, &x.cpu, &gp, &up, &out.cpu};
-  ok(cuda().api().linear_glu(cuda().ctx(), cuda().stream(), &ac), "cuda linear_glu");
-  ok(cpu().api().linear_glu(cpu().ctx(), cpu().stream(), &ap), "cpu linear_glu");
+  Pair gate_t = both_empty(SEATRT_DTYPE_F32, {m, inter}), up_t = both_empty(SEATRT_DTYPE_F32, {m, inter});
+  fusions::GraphBuilder bc, bp;
+  fusions::linear_glu(bc, SEATRT_ACT_GELU_TANH, &x.cuda, &gc, &uc, &gate_t.cuda, &up_t.cuda, &out.cuda);
+  fusions::linear_glu(bp, SEATRT_ACT_GELU_TANH, &x.cpu, &gp, &up, &gate_t.cpu, &up_t.cpu, &out.cpu);
+  const std::string plan = plan_vs_eager(bc, bp, "linear_glu");
+  INFO(plan);
+  CHECK_THAT(plan, Catch::Matchers::Contains("linear_glu"));
   CHECK(rel_error(cuda().download_f32(out.cuda), cpu().download_f32(out.cpu)) <= 1e-4);
 }

@@ -13,6 +13,7 @@
 #include <numeric>
 
 #include "fixtures_gpu.hpp"
+#include "fusions.hpp"
 #include "harness.hpp"
 
 using namespace seatrt_test;
@@ -110,16 +111,16 @@ Results run_linear(const Weight& w, int64_t m) {
   Pair xr = both(rounded_to_bf16(x32), SEATRT_DTYPE_F32, {m, w.cuda.in_features});
   Pair out = both_empty(SEATRT_DTYPE_F32, {m, w.cuda.out_features});
   Results r;
-  seatrt_linear_args lc{sizeof(seatrt_linear_args), &x.cuda, &w.cuda, &out.cuda};
-  bf16().run(cuda().api().linear, lc, "cuda linear (prefill_bf16)");
+  seatrt_linear_args lc{sizeof(seatrt_linear_args), &x.cuda, &w.cuda, &out.cuda, nullptr};
+  bf16().run<SEATRT_OP_LINEAR>(lc, "cuda linear (prefill_bf16)");
   r.bf16_ctx = cuda().download_f32(out.cuda);
-  ok(cuda().api().linear(cuda().ctx(), cuda().stream(), &lc), "cuda linear");
+  ok(cuda().run<SEATRT_OP_LINEAR>(lc), "cuda linear");
   r.exact_ctx = cuda().download_f32(out.cuda);
-  seatrt_linear_args lp{sizeof(seatrt_linear_args), &x.cpu, &w.cpu, &out.cpu};
-  ok(cpu().api().linear(cpu().ctx(), cpu().stream(), &lp), "cpu linear");
+  seatrt_linear_args lp{sizeof(seatrt_linear_args), &x.cpu, &w.cpu, &out.cpu, nullptr};
+  ok(cpu().run<SEATRT_OP_LINEAR>(lp), "cpu linear");
   r.cpu = cpu().download_f32(out.cpu);
-  seatrt_linear_args lr{sizeof(seatrt_linear_args), &xr.cpu, &w.cpu, &out.cpu};
-  ok(cpu().api().linear(cpu().ctx(), cpu().stream(), &lr), "cpu linear (rounded x)");
+  seatrt_linear_args lr{sizeof(seatrt_linear_args), &xr.cpu, &w.cpu, &out.cpu, nullptr};
+  ok(cpu().run<SEATRT_OP_LINEAR>(lr), "cpu linear (rounded x)");
   r.cpu_rounded = cpu().download_f32(out.cpu);
   return r;
 }
@@ -150,23 +151,25 @@ TEST_CASE("prefill_bf16: linear_multi with 300 F32 rows: x rounded once, each we
   Pair xr = both(rounded_to_bf16(x32), SEATRT_DTYPE_F32, {m, k});
   std::vector<Pair> out;
   for (const Weight& wi : w) out.push_back(both_empty(SEATRT_DTYPE_F32, {m, wi.cuda.out_features}));
-  seatrt_linear_multi_args ac{};
-  ac.struct_size = sizeof ac;
-  ac.count = static_cast<int32_t>(w.size());
-  ac.x = &x.cuda;
+  fusions::GraphBuilder g;
+  std::vector<const seatrt_linear_weight*> ws;
+  std::vector<seatrt_tensor*> os;
   for (size_t i = 0; i < w.size(); ++i) {
-    ac.weights[i] = &w[i].cuda;
-    ac.outs[i] = &out[i].cuda;
+    ws.push_back(&w[i].cuda);
+    os.push_back(&out[i].cuda);
   }
-  bf16().run(cuda().api().linear_multi, ac, "cuda linear_multi (prefill_bf16)");
+  fusions::linear_multi(g, &x.cuda, ws, os);
+  const std::string plan = bf16().run_graph(g, "cuda linear_multi (prefill_bf16)");
+  INFO(plan);
+  CHECK_THAT(plan, Catch::Matchers::Contains("linear_multi"));
   for (size_t i = 0; i < w.size(); ++i) {
     INFO("weight " << i);
     const std::vector<float> got = cuda().download_f32(out[i].cuda);
-    seatrt_linear_args lr{sizeof(seatrt_linear_args), &xr.cpu, &w[i].cpu, &out[i].cpu};
-    ok(cpu().api().linear(cpu().ctx(), cpu().stream(), &lr), "cpu linear (rounded x)");
+    seatrt_linear_args lr{sizeof(seatrt_linear_args), &xr.cpu, &w[i].cpu, &out[i].cpu, nullptr};
+    ok(cpu().run<SEATRT_OP_LINEAR>(lr), "cpu linear (rounded x)");
     CHECK(rel_error(got, cpu().download_f32(out[i].cpu)) <= kTensorCoreBound);
-    seatrt_linear_args lp{sizeof(seatrt_linear_args), &x.cpu, &w[i].cpu, &out[i].cpu};
-    ok(cpu().api().linear(cpu().ctx(), cpu().stream(), &lp), "cpu linear");
+    seatrt_linear_args lp{sizeof(seatrt_linear_args), &x.cpu, &w[i].cpu, &out[i].cpu, nullptr};
+    ok(cpu().run<SEATRT_OP_LINEAR>(lp), "cpu linear");
     CHECK(rel_error(got, cpu().download_f32(out[i].cpu)) <= kBf16Bound);
   }
 }
@@ -183,14 +186,20 @@ TEST_CASE("prefill_bf16: linear_glu with 300 F32 rows: one tensor-core GEMM with
   for (int32_t odt : {SEATRT_DTYPE_F32, SEATRT_DTYPE_BF16}) {
     INFO("out dtype " << odt);
     Pair out = both_empty(odt, {m, inter});
-    seatrt_linear_glu_args ac{sizeof ac, SEATRT_ACT_GELU_TANH, &x.cuda, &gate.cuda, &up.cuda, &out.cuda};
-    bf16().run(cuda().api().linear_glu, ac, "cuda linear_glu (prefill_bf16)");
+    Pair gate_t = both_empty(SEATRT_DTYPE_F32, {m, inter}), up_t = both_empty(SEATRT_DTYPE_F32, {m, inter});
+    fusions::GraphBuilder gc;
+    fusions::linear_glu(gc, SEATRT_ACT_GELU_TANH, &x.cuda, &gate.cuda, &up.cuda, &gate_t.cuda, &up_t.cuda, &out.cuda);
+    const std::string plan = bf16().run_graph(gc, "cuda linear_glu (prefill_bf16)");
+    INFO(plan);
+    CHECK_THAT(plan, Catch::Matchers::Contains("linear_glu"));
     const std::vector<float> got = cuda().download_f32(out.cuda);
-    seatrt_linear_glu_args ar{sizeof ar, SEATRT_ACT_GELU_TANH, &xr.cpu, &gate.cpu, &up.cpu, &out.cpu};
-    ok(cpu().api().linear_glu(cpu().ctx(), cpu().stream(), &ar), "cpu linear_glu (rounded x)");
+    fusions::GraphBuilder gr;
+    fusions::linear_glu(gr, SEATRT_ACT_GELU_TANH, &xr.cpu, &gate.cpu, &up.cpu, &gate_t.cpu, &up_t.cpu, &out.cpu);
+    cpu().run_nodes(gr);
     CHECK(rel_error(got, cpu().download_f32(out.cpu)) <= (odt == SEATRT_DTYPE_F32 ? kTensorCoreBound : 1e-2));
-    seatrt_linear_glu_args ap{sizeof ap, SEATRT_ACT_GELU_TANH, &x.cpu, &gate.cpu, &up.cpu, &out.cpu};
-    ok(cpu().api().linear_glu(cpu().ctx(), cpu().stream(), &ap), "cpu linear_glu");
+    fusions::GraphBuilder gp;
+    fusions::linear_glu(gp, SEATRT_ACT_GELU_TANH, &x.cpu, &gate.cpu, &up.cpu, &gate_t.cpu, &up_t.cpu, &out.cpu);
+    cpu().run_nodes(gp);
     CHECK(rel_error(got, cpu().download_f32(out.cpu)) <= kBf16Bound);
   }
 }
@@ -246,18 +255,18 @@ TEST_CASE("prefill_bf16: MoE with 300 F32 tokens takes the grouped tensor-core p
   seatrt_moe_args mp{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, E, &x.cpu, &id.cpu, &w.cpu,
                      gp.data(), upc.data(), dp.data(), &out.cpu};
   Results r;
-  bf16().run(cuda().api().moe, mc, "cuda moe (prefill_bf16)");
+  bf16().run<SEATRT_OP_MOE>(mc, "cuda moe (prefill_bf16)");
   r.bf16_ctx = cuda().download_f32(out.cuda);
-  ok(cuda().api().moe(cuda().ctx(), cuda().stream(), &mc), "cuda moe");
+  ok(cuda().run<SEATRT_OP_MOE>(mc), "cuda moe");
   r.exact_ctx = cuda().download_f32(out.cuda);
-  ok(cpu().api().moe(cpu().ctx(), cpu().stream(), &mp), "cpu moe");
+  ok(cpu().run<SEATRT_OP_MOE>(mp), "cpu moe");
   r.cpu = cpu().download_f32(out.cpu);
   // The grouped path also rounds the GELU output to BF16 (k_moe_grouped.cu),
   // so the tight bound against the rounded input does not apply.
   check_prefill(r, false);
   // Run again: the same result, bit for bit (the scratch block shared by
   // the BF16 copy and the grouped workspace is reused correctly).
-  bf16().run(cuda().api().moe, mc, "cuda moe (prefill_bf16, again)");
+  bf16().run<SEATRT_OP_MOE>(mc, "cuda moe (prefill_bf16, again)");
   CHECK(cuda().download_f32(out.cuda) == r.bf16_ctx);
 }
 
@@ -305,13 +314,13 @@ TEST_CASE("prefill_bf16: attention with 300 F32 query rows runs on the tensor co
   };
   const seatrt_attention_args ac = args(true, false), ap = args(false, false), ab = args(true, true);
   Results r;
-  bf16().run(cuda().api().attention, ac, "cuda attention (prefill_bf16)");
+  bf16().run<SEATRT_OP_ATTENTION>(ac, "cuda attention (prefill_bf16)");
   r.bf16_ctx = cuda().download_f32(out.cuda);
-  ok(cuda().api().attention(cuda().ctx(), cuda().stream(), &ac), "cuda attention");
+  ok(cuda().run<SEATRT_OP_ATTENTION>(ac), "cuda attention");
   r.exact_ctx = cuda().download_f32(out.cuda);
-  ok(cuda().api().attention(cuda().ctx(), cuda().stream(), &ab), "cuda attention (BF16 q)");
+  ok(cuda().run<SEATRT_OP_ATTENTION>(ab), "cuda attention (BF16 q)");
   const std::vector<float> bf16_q = cuda().download_f32(out.cuda);
-  ok(cpu().api().attention(cpu().ctx(), cpu().stream(), &ap), "cpu attention");
+  ok(cpu().run<SEATRT_OP_ATTENTION>(ap), "cpu attention");
   r.cpu = cpu().download_f32(out.cpu);
   // P is BF16 in the kernel's second MMA, so only the bf16 bound applies
   // against the fp32 reference (check_prefill without the tight bound).

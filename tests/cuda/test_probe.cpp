@@ -105,9 +105,11 @@ TEST_CASE("the weight layouts are listed without a device") {
 TEST_CASE("every slot of the table is filled") {
   const seatrt_kernel_api& a = cuda().api();
   CHECK(a.device_kind == SEATRT_DEVICE_CUDA);
-  const void* slots[] = {reinterpret_cast<const void*>(a.probe), reinterpret_cast<const void*>(a.linear),
-                         reinterpret_cast<const void*>(a.moe), reinterpret_cast<const void*>(a.attention),
-                         reinterpret_cast<const void*>(a.sample), reinterpret_cast<const void*>(a.graph_launch)};
+  CHECK(a.struct_size >= sizeof(seatrt_kernel_api));
+  const void* slots[] = {reinterpret_cast<const void*>(a.probe),       reinterpret_cast<const void*>(a.supports),
+                         reinterpret_cast<const void*>(a.run),         reinterpret_cast<const void*>(a.plan),
+                         reinterpret_cast<const void*>(a.plan_launch), reinterpret_cast<const void*>(a.plan_destroy),
+                         reinterpret_cast<const void*>(a.plan_describe)};
   for (const void* s : slots) CHECK(s != nullptr);
 }
 

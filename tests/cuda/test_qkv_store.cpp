@@ -1,6 +1,6 @@
-// qkv_norm_rope_store (ABI 1.4) on the CUDA provider against the CPU
-// provider's unfused sequence (rms_norm_rope of q, rms_norm of v or of the
-// raw k, rms_norm_rope of k, kv_store) on fresh random inputs, at the
+// The CUDA planner's attention input (q_norm, q_rope, v_norm of v or of the
+// raw k, k_norm, k_rope, kv_store => qkv_norm_rope_store) against the CPU
+// provider running the same nodes one by one, on fresh random inputs, at the
 // Gemma-4 shapes: sliding layers (16 q / 8 kv heads x 256, own v) and full
 // layers (16 / 2 x 512, v from the raw k), proportional RoPE (upper
 // frequencies zero), caches in F32, BF16 and fp8 (scales != 1).  Every cache
@@ -12,9 +12,11 @@
 #include <cstring>
 #include <numeric>
 
+#include "fusions.hpp"
 #include "harness.hpp"
 
 using namespace seatrt_test;
+using Catch::Matchers::Contains;
 
 namespace {
 
@@ -104,7 +106,6 @@ void run(const Case& c) {
   Pair v = both_random(c.act_dtype, {T, hkv, d}, 1.5f);
   Pair v_normed = both_empty(c.act_dtype, {T, hkv, d});
   Pair qw = both_random(SEATRT_DTYPE_F32, {d}), kw = both_random(SEATRT_DTYPE_F32, {d});
-  Pair vw = both_random(SEATRT_DTYPE_F32, {d});
   Pair p = both(raw_bytes(pos), SEATRT_DTYPE_I32, {T}), fr = both(raw_bytes(f), SEATRT_DTYPE_F32, {d / 2});
   Pair sm = both(raw_bytes(slots), SEATRT_DTYPE_I64, {T});
   const std::vector<int64_t> cshape = {num_blocks, block_size, hkv, d};
@@ -128,41 +129,22 @@ void run(const Case& c) {
   seatrt_kv_layer lc = layer(kc.cuda, vc.cuda), lp = layer(kc.cpu, vc.cpu);
   const float eps = 1e-6f;
 
-  const std::vector<uint8_t> k_before = cuda().download(k.cuda), v_before = cuda().download(v.cuda);
-  // CUDA: the fused operation.
-  seatrt_qkv_norm_rope_store_args a{sizeof(a),
-                                    eps,
-                                    &q.cuda,
-                                    &k.cuda,
-                                    c.shape.own_v ? &v.cuda : nullptr,
-                                    c.gains ? &qw.cuda : nullptr,
-                                    c.gains ? &kw.cuda : nullptr,
-                                    c.gains ? &vw.cuda : nullptr,
-                                    &p.cuda,
-                                    &fr.cuda,
-                                    &sm.cuda,
-                                    &lc};
-  ok(cuda().api().qkv_norm_rope_store(cuda().ctx(), cuda().stream(), &a), "cuda qkv_norm_rope_store");
-
-  // CPU: the unfused sequence, v normed from v or from the raw k first.
-  const auto& cp = cpu().api();
-  seatrt_rms_norm_rope_args rq{sizeof(rq), &q.cpu, c.gains ? &qw.cpu : nullptr, eps, 0, &p.cpu, &fr.cpu, &q.cpu};
-  ok(cp.rms_norm_rope(cpu().ctx(), cpu().stream(), &rq), "cpu q");
-  seatrt_rms_norm_args rv{sizeof(rv), c.shape.own_v ? &v.cpu : &k.cpu, c.gains ? &vw.cpu : nullptr, eps, &v_normed.cpu};
-  ok(cp.rms_norm(cpu().ctx(), cpu().stream(), &rv), "cpu v");
-  seatrt_rms_norm_rope_args rk{sizeof(rk), &k.cpu, c.gains ? &kw.cpu : nullptr, eps, 0, &p.cpu, &fr.cpu, &k.cpu};
-  ok(cp.rms_norm_rope(cpu().ctx(), cpu().stream(), &rk), "cpu k");
-  seatrt_kv_store_args st{sizeof(st), &k.cpu, &v_normed.cpu, &sm.cpu, &lp};
-  ok(cp.kv_store(cpu().ctx(), cpu().stream(), &st), "cpu kv_store");
-  cuda().sync();
+  fusions::GraphBuilder gc, gp;
+  for (bool gpu : {true, false}) {
+    auto pick = [gpu](Pair& t) { return gpu ? &t.cuda : &t.cpu; };
+    fusions::qkv_store(gpu ? gc : gp, fusions::QkvStore{pick(q), pick(k), c.shape.own_v ? pick(v) : nullptr,
+                                                        c.shape.own_v ? pick(v) : pick(v_normed),
+                                                        c.gains ? &qw.on(gpu) : nullptr, c.gains ? &kw.on(gpu) : nullptr,
+                                                        eps, &p.on(gpu), &fr.on(gpu), &sm.on(gpu), gpu ? &lc : &lp});
+  }
+  const std::string plan = plan_vs_eager(gc, gp, "attention input");
+  INFO(plan);
+  CHECK_THAT(plan, Contains("qkv_norm_rope_store"));
 
   CHECK(rel_error(cuda().download_f32(q.cuda), cpu().download_f32(q.cpu)) <=
         (c.act_dtype == SEATRT_DTYPE_BF16 ? 1e-2 : 1e-4));
   check_cache(cache_values(cuda(), kc.cuda), cache_values(cpu(), kc.cpu), c.cache_dtype);
   check_cache(cache_values(cuda(), vc.cuda), cache_values(cpu(), vc.cpu), c.cache_dtype);
-  // k and v are only read.
-  CHECK(cuda().download(k.cuda) == k_before);
-  CHECK(cuda().download(v.cuda) == v_before);
 }
 
 const Shape kSliding{16, 8, 256, true};
@@ -170,9 +152,7 @@ const Shape kFull{16, 2, 512, false};
 
 }  // namespace
 
-TEST_CASE("qkv_norm_rope_store equals the unfused sequence: decode rows (a block per row)") {
-  REQUIRE(SEATRT_HAS_FIELD(&cuda().api(), seatrt_kernel_api, qkv_norm_rope_store));
-  REQUIRE(cuda().api().qkv_norm_rope_store != nullptr);
+TEST_CASE("planned qkv_norm_rope_store equals its nodes: decode rows (a block per row)") {
   for (const Shape& s : {kSliding, kFull})
     for (int32_t cache : {SEATRT_DTYPE_F8_E4M3, SEATRT_DTYPE_BF16, SEATRT_DTYPE_F32})
       for (int64_t T : {1, 5, 32}) run({s, T, SEATRT_DTYPE_F32, cache, true});
@@ -180,7 +160,7 @@ TEST_CASE("qkv_norm_rope_store equals the unfused sequence: decode rows (a block
   run({kFull, 3, SEATRT_DTYPE_BF16, SEATRT_DTYPE_BF16, true});
 }
 
-TEST_CASE("qkv_norm_rope_store equals the unfused sequence: prompt rows (a warp per row)") {
+TEST_CASE("planned qkv_norm_rope_store equals its nodes: prompt rows (a warp per row)") {
   // 300 x 24 and 300 x 18 rows: past the 4,096 rows where the warp kernel starts.
   for (const Shape& s : {kSliding, kFull}) {
     run({s, 300, SEATRT_DTYPE_F32, SEATRT_DTYPE_F8_E4M3, true});
@@ -189,32 +169,34 @@ TEST_CASE("qkv_norm_rope_store equals the unfused sequence: prompt rows (a warp 
   run({kSliding, 300, SEATRT_DTYPE_F32, SEATRT_DTYPE_F32, false});
 }
 
-TEST_CASE("qkv_norm_rope_store refuses bad arguments and writes nothing") {
+TEST_CASE("plan refuses an attention input with bad arguments and writes nothing") {
   const int64_t T = 2, d = 8;
   Pair q = both_random(SEATRT_DTYPE_F32, {T, 2, d}), k = both_random(SEATRT_DTYPE_F32, {T, 1, d});
+  Pair vn = both_empty(SEATRT_DTYPE_F32, {T, 1, d});
   std::vector<int32_t> pos = {3, 4};
   std::vector<int64_t> slots = {0, 1};
   Pair p = both(raw_bytes(pos), SEATRT_DTYPE_I32, {T}), fr = both_random(SEATRT_DTYPE_F32, {d / 2});
   Pair short_fr = both_random(SEATRT_DTYPE_F32, {d / 2 - 1});
   Pair sm = both(raw_bytes(slots), SEATRT_DTYPE_I64, {T});
   Pair kc = both_random(SEATRT_DTYPE_F32, {1, 4, 1, d}), vc = both_random(SEATRT_DTYPE_F32, {1, 4, 1, d});
-  seatrt_kv_layer one{sizeof(one), 4, 0, kc.cuda, {}, 1.0f, 1.0f};
   seatrt_kv_layer two{sizeof(two), 4, 0, kc.cuda, vc.cuda, 1.0f, 1.0f};
   const std::vector<uint8_t> q_before = cuda().download(q.cuda), k_cache_before = cuda().download(kc.cuda);
-  const auto call = [&](seatrt_tensor* qt, const seatrt_tensor* kt, const seatrt_tensor* vt, const seatrt_tensor* f,
-                        seatrt_kv_layer* l, float eps) {
-    seatrt_qkv_norm_rope_store_args a{sizeof(a), eps, qt, kt, vt, nullptr, nullptr, nullptr, &p.cuda, f, &sm.cuda, l};
-    return code_of(cuda().api().qkv_norm_rope_store(cuda().ctx(), cuda().stream(), &a));
+  const auto plan_code = [&](const seatrt_tensor* f, float eps) {
+    fusions::GraphBuilder g;
+    fusions::qkv_store(g, fusions::QkvStore{&q.cuda, &k.cuda, nullptr, &vn.cuda, nullptr, nullptr, eps, &p.cuda, f,
+                                            &sm.cuda, &two});
+    const seatrt_op_graph graph = g.graph("attention input", 1);
+    seatrt_plan* plan = nullptr;
+    const seatrt_status_code code = code_of(cuda().api().plan(cuda().ctx(), &graph, &plan));
+    if (plan) cuda().api().plan_destroy(cuda().ctx(), plan);
+    return code;
   };
-  CHECK(call(&q.cuda, &q.cuda, nullptr, &fr.cuda, &two, 1e-6f) == SEATRT_ERR_INVALID_ARG);   // q aliases k
-  CHECK(call(&q.cuda, &k.cuda, &k.cuda, &fr.cuda, &one, 1e-6f) == SEATRT_ERR_INVALID_ARG);   // v for a one-tensor cache
-  CHECK(call(&q.cuda, &k.cuda, nullptr, &short_fr.cuda, &two, 1e-6f) == SEATRT_ERR_INVALID_ARG);  // inv_freq D/2 - 1
-  CHECK(call(&q.cuda, &k.cuda, nullptr, &fr.cuda, &two, -1.0f) == SEATRT_ERR_INVALID_ARG);   // eps < 0
-  CHECK(call(&q.cuda, &k.cuda, nullptr, &fr.cuda, nullptr, 1e-6f) == SEATRT_ERR_INVALID_ARG);  // no cache
+  CHECK(plan_code(&short_fr.cuda, 1e-6f) != SEATRT_OK);  // inv_freq D/2 - 1
+  CHECK(plan_code(&fr.cuda, -1.0f) != SEATRT_OK);        // eps < 0
   cuda().sync();
   CHECK(cuda().download(q.cuda) == q_before);
   CHECK(cuda().download(kc.cuda) == k_cache_before);
-  // The same arguments with every fault removed are accepted (the checks
-  // above failed for their fault, not for the setup).
-  CHECK(call(&q.cuda, &k.cuda, nullptr, &fr.cuda, &two, 1e-6f) == SEATRT_OK);
+  // The same graph with every fault removed is accepted (the checks above
+  // failed for their fault, not for the setup).
+  CHECK(plan_code(&fr.cuda, 1e-6f) == SEATRT_OK);
 }

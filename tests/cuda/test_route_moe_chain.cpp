@@ -1,13 +1,13 @@
-// route then moe on one CUDA stream, as a MoE layer's experts' branch runs
-// at decode: the router's ids are written by the kernel right before the
-// MoE's two launches.  With SEATRT_MOE_DECODE=e the down launch reads those
+// The experts' branch of a MoE layer (router nodes, then moe) planned on
+// the CUDA provider, as it runs at decode: the fused route kernel writes the
+// router's ids right before the MoE's two launches.  With SEATRT_MOE_DECODE=e the down launch reads those
 // ids (and its first weight steps) before its PDL wait, relying on gate/up
 // having waited for route before it released the down; a stale read (the
 // previous step's ids, or an unwritten poison) would send rows to the wrong
 // experts.  Every step gets fresh x, so consecutive steps route differently
 // (checked), and the early path must give the default path's bits (the same
-// arithmetic and fixed-order sums), launched eagerly and replayed from a
-// captured graph.
+// arithmetic and fixed-order sums), from a plan made for one launch and from
+// one made for many.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fixtures_gpu.hpp"
+#include "fusions.hpp"
 #include "harness.hpp"
 #include "scoped_env.hpp"
 
@@ -32,12 +33,12 @@ Pair positive_gains(int64_t n) {
               SEATRT_DTYPE_F32, {n});
 }
 
-// One experts' branch (route, then moe) on the CUDA provider's stream.
+// One experts' branch (the router's nodes, then moe) on the CUDA provider.
 struct Branch {
   int64_t tokens;
   Nvfp4Experts experts = random_nvfp4_experts(kExperts, kHidden, kInter);
   seatrt_linear_weight router;
-  Pair x, router_gain, expert_gain, scale, ids, weights, expert_in, out;
+  Pair x, router_gain, expert_gain, scale, ids, weights, expert_in, out, r, logits;
 
   explicit Branch(int64_t t)
       : tokens(t),
@@ -50,7 +51,9 @@ struct Branch {
         ids(both_empty(SEATRT_DTYPE_I32, {t, kTopK})),
         weights(both_empty(SEATRT_DTYPE_F32, {t, kTopK})),
         expert_in(both_empty(SEATRT_DTYPE_F32, {t, kHidden})),
-        out(both_empty(SEATRT_DTYPE_F32, {t, kHidden})) {}
+        out(both_empty(SEATRT_DTYPE_F32, {t, kHidden})),
+        r(both_empty(SEATRT_DTYPE_F32, {t, kHidden})),
+        logits(both_empty(SEATRT_DTYPE_F32, {t, kExperts})) {}
 
   void set_x(const std::vector<uint8_t>& raw) {
     ok(cuda().api().copy(cuda().ctx(), cuda().stream(), x.cuda.data, SEATRT_DEVICE_CUDA, raw.data(), SEATRT_DEVICE_CPU,
@@ -67,24 +70,15 @@ struct Branch {
          "poison");
     }
   }
-  void launch() {
-    seatrt_route_args r{};
-    r.struct_size = sizeof r;
-    r.eps = 1e-6f;
-    r.x = &x.cuda;
-    r.router_norm_weight = &router_gain.cuda;
-    r.router = &router;
-    r.top_k = static_cast<int32_t>(kTopK);
-    r.renormalize = 1;
-    r.per_expert_scale = &scale.cuda;
-    r.expert_norm_weight = &expert_gain.cuda;
-    r.expert_in = &expert_in.cuda;
-    r.ids = &ids.cuda;
-    r.weights = &weights.cuda;
-    ok(cuda().api().route(cuda().ctx(), cuda().stream(), &r), "route");
-    seatrt_moe_args m{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, kExperts, &expert_in.cuda, &ids.cuda,
-                      &weights.cuda, experts.gc.data(), experts.uc.data(), experts.dc.data(), &out.cuda};
-    ok(cuda().api().moe(cuda().ctx(), cuda().stream(), &m), "moe");
+  // The branch's nodes; plans keep pointers into the builder.
+  void build(fusions::GraphBuilder& g) {
+    fusions::route(g, fusions::Route{&x.cuda, &router_gain.cuda, &expert_gain.cuda, 1e-6f, &r.cuda, &expert_in.cuda,
+                                     &router, &logits.cuda, static_cast<int32_t>(kTopK), &scale.cuda, &ids.cuda,
+                                     &weights.cuda});
+    g.add<SEATRT_OP_MOE>(seatrt_moe_args{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, kExperts, &expert_in.cuda,
+                                         &ids.cuda, &weights.cuda, experts.gc.data(), experts.uc.data(),
+                                         experts.dc.data(), &out.cuda},
+                         "0/experts/moe");
   }
 };
 
@@ -98,48 +92,45 @@ bool all_finite(const std::vector<float>& v) {
 
 TEST_CASE("route -> moe: the MoE down's early reads (SEATRT_MOE_DECODE=e) give the default path's bits",
           "[moe][route]") {
-  REQUIRE(cuda().api().route != nullptr);
   constexpr int kSteps = 6;
   for (int64_t T : {1, 4, 16, 32}) {
     INFO("tokens " << T);
     Branch b(T);
+    fusions::GraphBuilder g;
+    b.build(g);
     std::vector<std::vector<uint8_t>> xs, want, want_ids;
     for (int s = 0; s < kSteps; ++s) xs.push_back(random_values(T * kHidden, SEATRT_DTYPE_F32, 3.0f));
 
     // The default path, step by step.
-    for (int s = 0; s < kSteps; ++s) {
-      b.set_x(xs[static_cast<size_t>(s)]);
-      b.poison();
-      b.launch();
-      want.push_back(cuda().download(b.out.cuda));
-      want_ids.push_back(cuda().download(b.ids.cuda));
-      REQUIRE(all_finite(cuda().download_f32(b.out.cuda)));
+    {
+      Plan plan(cuda(), g, "experts' branch", 1);
+      INFO(plan.describe());
+      CHECK_THAT(plan.describe(), Catch::Matchers::Contains("route"));
+      for (int s = 0; s < kSteps; ++s) {
+        b.set_x(xs[static_cast<size_t>(s)]);
+        b.poison();
+        plan.launch();
+        want.push_back(cuda().download(b.out.cuda));
+        want_ids.push_back(cuda().download(b.ids.cuda));
+        REQUIRE(all_finite(cuda().download_f32(b.out.cuda)));
+      }
     }
     int changed = 0;
     for (int s = 1; s < kSteps; ++s) changed += want_ids[static_cast<size_t>(s)] != want_ids[static_cast<size_t>(s - 1)];
     CHECK(changed == kSteps - 1);  // else a stale read could go unseen
 
     ScopedEnv env("SEATRT_MOE_DECODE", "e");
-    // Eager: the steps back to back, no host wait between them but the copy.
-    for (int s = 0; s < kSteps; ++s) {
-      INFO("eager step " << s);
-      b.set_x(xs[static_cast<size_t>(s)]);
-      b.launch();
-      CHECK(cuda().download(b.out.cuda) == want[static_cast<size_t>(s)]);
+    // A plan for one launch, then one for many: the steps back to back, no
+    // host wait between them but the copy.
+    for (int32_t launches : {1, 0}) {
+      Plan plan(cuda(), g, "experts' branch", launches);
+      for (int s = 0; s < kSteps; ++s) {
+        INFO("launches " << launches << " step " << s);
+        b.set_x(xs[static_cast<size_t>(s)]);
+        if (launches == 0) b.poison();
+        plan.launch();
+        CHECK(cuda().download(b.out.cuda) == want[static_cast<size_t>(s)]);
+      }
     }
-    // Captured once, replayed per step.
-    const seatrt_kernel_api& a = cuda().api();
-    ok(a.graph_begin(cuda().ctx(), cuda().stream()), "graph_begin");
-    b.launch();
-    seatrt_graph* g = nullptr;
-    ok(a.graph_end(cuda().ctx(), cuda().stream(), &g), "graph_end");
-    for (int s = 0; s < kSteps; ++s) {
-      INFO("graph step " << s);
-      b.set_x(xs[static_cast<size_t>(s)]);
-      b.poison();
-      ok(a.graph_launch(cuda().ctx(), cuda().stream(), g), "graph_launch");
-      CHECK(cuda().download(b.out.cuda) == want[static_cast<size_t>(s)]);
-    }
-    a.graph_destroy(cuda().ctx(), g);
   }
 }

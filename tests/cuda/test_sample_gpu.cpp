@@ -153,8 +153,8 @@ void compare_batch(int64_t B, int64_t V, Tally& tally) {
   std::vector<float> lc(n), lp(n), xc(nt + 1), xp(nt + 1);
   seatrt_sample_args ac{sizeof(seatrt_sample_args), &lg.cuda, rows.data(), num_top, 0, tc.data(), lc.data(), ic.data(), xc.data(), nc.data()};
   seatrt_sample_args ap{sizeof(seatrt_sample_args), &lg.cpu, rows.data(), num_top, 0, tp.data(), lp.data(), ip.data(), xp.data(), np.data()};
-  ok(cuda().api().sample(cuda().ctx(), cuda().stream(), &ac), "cuda sample");
-  ok(cpu().api().sample(cpu().ctx(), cpu().stream(), &ap), "cpu sample");
+  ok(cuda().run<SEATRT_OP_SAMPLE>(ac), "cuda sample");
+  ok(cpu().run<SEATRT_OP_SAMPLE>(ap), "cpu sample");
   for (size_t b = 0; b < n; ++b) {
     ++tally.rows;
     INFO("vocab " << V << " row " << b << " temperature " << rows[b].temperature << " top_k " << rows[b].top_k << " top_p "
@@ -217,13 +217,13 @@ TEST_CASE("device sampling timing, vocab 262144", "[sample][timing]") {
       std::vector<int32_t> tok(static_cast<size_t>(B)), nf(static_cast<size_t>(B));
       std::vector<float> lp(static_cast<size_t>(B));
       seatrt_sample_args a{sizeof(seatrt_sample_args), &lg, rows.data(), 0, 0, tok.data(), lp.data(), nullptr, nullptr, nf.data()};
-      ok(cuda().api().sample(cuda().ctx(), cuda().stream(), &a), "warm-up");
+      ok(cuda().run<SEATRT_OP_SAMPLE>(a), "warm-up");
       int iters = 0;
       const auto t0 = std::chrono::steady_clock::now();
       double elapsed = 0.0;
       while (iters < 200 && (iters < 2 || elapsed < 1.0)) {
         for (auto& r : rows) ++r.step;
-        ok(cuda().api().sample(cuda().ctx(), cuda().stream(), &a), "sample");
+        ok(cuda().run<SEATRT_OP_SAMPLE>(a), "sample");
         ++iters;
         elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       }

@@ -1,5 +1,6 @@
 // sample (greedy fast path, seeded sampling with every filter, penalties,
-// mask, logprobs, non-finite rows) and CUDA-graph capture/replay.
+// mask, logprobs, non-finite rows), and a plan made for many launches (a
+// repeating decode step) launched on new inputs each time.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -40,8 +41,8 @@ TEST_CASE("sample agrees with the CPU provider") {
     std::vector<float> lc(B), lp(B), xc(B * 5), xp(B * 5);
     seatrt_sample_args ac{sizeof(seatrt_sample_args), &lg.cuda, rows.data(), num_top, 0, tc.data(), lc.data(), ic.data(), xc.data(), nc.data()};
     seatrt_sample_args ap{sizeof(seatrt_sample_args), &lg.cpu, rows.data(), num_top, 0, tp.data(), lp.data(), ip.data(), xp.data(), np.data()};
-    ok(cuda().api().sample(cuda().ctx(), cuda().stream(), &ac), "cuda sample");
-    ok(cpu().api().sample(cpu().ctx(), cpu().stream(), &ap), "cpu sample");
+    ok(cuda().run<SEATRT_OP_SAMPLE>(ac), "cuda sample");
+    ok(cpu().run<SEATRT_OP_SAMPLE>(ap), "cpu sample");
     CHECK(tc == tp);
     CHECK(nc == np);
     CHECK(nc[5] == 1);
@@ -56,27 +57,48 @@ TEST_CASE("sample agrees with the CPU provider") {
   }
 }
 
-TEST_CASE("a captured graph replays the captured work on new data") {
-  const seatrt_kernel_api& a = cuda().api();
-  seatrt_tensor x = cuda().upload(random_values(4096, SEATRT_DTYPE_F32).data(), 4096 * 4, SEATRT_DTYPE_F32, {4096});
-  seatrt_tensor y = cuda().empty(SEATRT_DTYPE_F32, {4096});
-  seatrt_elementwise_args e{};
-  e.struct_size = sizeof e;
-  e.op = SEATRT_EW_SCALE;
-  e.a = &x;
-  e.alpha = 3.0f;
-  e.out = &y;
-  ok(a.graph_begin(cuda().ctx(), cuda().stream()), "graph_begin");
-  ok(a.elementwise(cuda().ctx(), cuda().stream(), &e), "captured elementwise");
-  seatrt_graph* g = nullptr;
-  ok(a.graph_end(cuda().ctx(), cuda().stream(), &g), "graph_end");
-  REQUIRE(g != nullptr);
-  const std::vector<uint8_t> fresh = random_values(4096, SEATRT_DTYPE_F32);
-  ok(a.copy(cuda().ctx(), cuda().stream(), x.data, SEATRT_DEVICE_CUDA, fresh.data(), SEATRT_DEVICE_CPU, fresh.size()), "copy");
-  ok(a.graph_launch(cuda().ctx(), cuda().stream(), g), "graph_launch");
-  const std::vector<float> out = cuda().download_f32(y), in = decode(fresh, SEATRT_DTYPE_F32);
-  std::vector<float> want(in.size());
-  for (size_t i = 0; i < in.size(); ++i) want[i] = in[i] * 3.0f;
-  CHECK(rel_error(out, want) <= 1e-6);
-  a.graph_destroy(cuda().ctx(), g);
+TEST_CASE("a plan for many launches runs on the inputs as they are at each launch") {
+  const int64_t rows = 4, n = 1024;
+  Pair x = both_random(SEATRT_DTYPE_F32, {rows, n}), w = both_random(SEATRT_DTYPE_F32, {n});
+  Pair y = both_empty(SEATRT_DTYPE_F32, {rows, n}), z = both_empty(SEATRT_DTYPE_F32, {rows, n});
+  // y = 3x; z = rmsnorm(y) * w; z = z + x.
+  seatrt::sdk::GraphBuilder gc, gp;
+  for (bool gpu : {true, false}) {
+    seatrt::sdk::GraphBuilder& g = gpu ? gc : gp;
+    auto pick = [gpu](Pair& p) { return gpu ? &p.cuda : &p.cpu; };
+    g.add<SEATRT_OP_ELEMENTWISE>(ew(SEATRT_EW_SCALE, pick(x), nullptr, 3.0f, pick(y)), "scale");
+    g.add<SEATRT_OP_RMS_NORM>(seatrt_rms_norm_args{sizeof(seatrt_rms_norm_args), pick(y), pick(w), 1e-6f, pick(z), 0.0f},
+                              "norm");
+    g.add<SEATRT_OP_ELEMENTWISE>(ew(SEATRT_EW_ADD, pick(z), pick(x), 0.0f, pick(z)), "residual");
+  }
+  Plan plan(cuda(), gc, "decode step", 0);
+  for (int launch = 0; launch < 4; ++launch) {
+    INFO("launch " << launch);
+    const std::vector<uint8_t> fresh = random_values(rows * n, SEATRT_DTYPE_F32);
+    ok(cuda().api().copy(cuda().ctx(), cuda().stream(), x.cuda.data, SEATRT_DEVICE_CUDA, fresh.data(), SEATRT_DEVICE_CPU,
+                         fresh.size()),
+       "copy");
+    ok(cpu().api().copy(cpu().ctx(), cpu().stream(), x.cpu.data, SEATRT_DEVICE_CPU, fresh.data(), SEATRT_DEVICE_CPU,
+                        fresh.size()),
+       "copy");
+    plan.launch();
+    cpu().run_nodes(gp);
+    CHECK(rel_error(cuda().download_f32(z.cuda), cpu().download_f32(z.cpu)) <= 1e-4);
+  }
+}
+
+TEST_CASE("plan refuses a graph holding a sample node (sampling is synchronous)") {
+  Pair lg = both_random(SEATRT_DTYPE_F32, {1, 64});
+  std::vector<seatrt_sampling_row> rows(1, row());
+  int32_t token = 0;
+  seatrt::sdk::GraphBuilder g;
+  seatrt_sample_args a{};
+  a.logits = &lg.cuda;
+  a.rows = rows.data();
+  a.token = &token;
+  g.add<SEATRT_OP_SAMPLE>(a, "sample");
+  const seatrt_op_graph graph = g.graph("with sample", 1);
+  seatrt_plan* plan = nullptr;
+  CHECK(code_of(cuda().api().plan(cuda().ctx(), &graph, &plan)) != SEATRT_OK);
+  CHECK(plan == nullptr);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`seatrt check` on valid seats: what it prints (plugins with file, name,
 version, ABI; the probe scores of "auto"; which ops come from which
-provider), JSON logging, `seatrt plugins`, and the `serve` stand-in."""
+provider; the model's step graphs and who runs their nodes), JSON logging,
+`seatrt plugins`, and the `serve` stand-in."""
 import json
 import os
 
@@ -16,7 +17,7 @@ with tempdir() as d:
     check(f"kernel provider: example-cpu 0.1.0 ({ABI}) " in out, "provider line: " + out)
     check("libseatrt_example_kernels.so" in out, "provider file shown")
     check("kernel fallback: cpu " in out, "fallback line")
-    check(" rms_norm=example-cpu" in out and " linear=cpu" in out, "ops by provider: " + out)
+    check(" run=example-cpu+cpu" in out and " alloc=example-cpu" in out, "slots by provider: " + out)
     check(f"tool parser: example-call 0.1.0 ({ABI})" in out, "parser line")
     check("\nmodel: " in out, "model line: " + out)
     check("tokenizer: " in out and " tokens)" in out, "tokenizer line: " + out)
@@ -29,6 +30,18 @@ with tempdir() as d:
     check(rc == 0, f"check auto: rc {rc}, stderr {err!r}")
     check("kernel provider auto-selection (probe scores):" in out, "auto section: " + out)
     check("  cpu: score 1 (" in out, "cpu's score listed")
+
+    # The model's step graphs (the architecture's describe_steps): a decode
+    # graph, its nodes, and the provider running them.
+    f = write_seat(d, "steps.toml", seat_text(provider="cpu", fallback="none", search_paths=[PLUGINS]))
+    rc, out, err = seatrt("check", f)
+    check(rc == 0, f"check steps: rc {rc}, stderr {err!r}")
+    check("\nmodel steps (max_seqs " in out, "model steps heading: " + out)
+    steps = out.split("\nmodel steps (max_seqs ", 1)[-1].split("\nok: ", 1)[0].splitlines()[1:]
+    graphs = [l for l in steps if l.startswith("  graph")]
+    check(any("decode" in l for l in graphs), "a decode graph heading: " + "\n".join(steps))
+    check(any(l.startswith("    ") and "cpu" in l for l in steps), "node lines naming the provider cpu: " +
+          "\n".join(steps))
 
     # JSON logs: every stderr line is a JSON object with time, level, msg.
     f = write_seat(d, "json.toml", seat_text(provider="cpu", fallback="none", search_paths=[PLUGINS]))

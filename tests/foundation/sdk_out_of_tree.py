@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Third-party development: install the SDK to a prefix, build every
 sdk/examples/* project out-of-tree with only find_package(seatrt-sdk)
-against that prefix, and have the host load the results."""
+against that prefix (01-03 always; 04-architecture too when the directory
+exists), and have the host load the results."""
 import glob
 import json
 import os
@@ -30,7 +31,10 @@ with tempdir() as d:
     plugins = os.path.join(d, "plugins")
     os.mkdir(plugins)
     examples = sorted(glob.glob(os.path.join(SOURCE, "sdk", "examples", "0*")))
-    check(len(examples) >= 3, f"examples found: {examples}")
+    names = [os.path.basename(e) for e in examples]
+    check(names[:3] == ["01-minimal", "02-kernel-provider", "03-tool-parser"], f"examples found: {names}")
+    if os.path.isdir(os.path.join(SOURCE, "sdk", "examples", "04-architecture")):
+        check("04-architecture" in names, f"04-architecture built too: {names}")
     for example in examples:
         build = os.path.join(d, "build-" + os.path.basename(example))
         ok = run(CMAKE, "-S", example, "-B", build, "-G", GENERATOR, "-DCMAKE_PREFIX_PATH=" + prefix,

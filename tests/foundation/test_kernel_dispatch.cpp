@@ -1,47 +1,53 @@
-// The dispatch table: per-op routing between a provider and its fallback,
-// each called with its own context, struct_size respected, and no silent
-// staging across devices.
+// The dispatch table: device management from the primary, each operation
+// routed by supports() to the primary or a same-device fallback (each with
+// its own context), graphs planned by the primary's planner when it takes
+// every node and otherwise run node by node by the host, struct_size
+// respected, and no silent staging across devices.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cstddef>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "seatrt/cpp/graph.hpp"
+#include "seatrt/cpp/op_registry.hpp"
+#include "seatrt/cpp/tensor.hpp"
 #include "seatrt/host/kernel_dispatch.hpp"
 #include "seatrt/host/status.hpp"
 
 using namespace seatrt::host;
+namespace sdk = seatrt::sdk;
 
-// A fake provider's context: records which provider ran which op.
+// A fake provider's context: its name ("A:<options>:<device>") and the op
+// kinds it supports.
 struct seatrt_kernel_context {
-  std::string provider;  // "A:<options>:<device>"
+  std::string provider;
+  std::set<int32_t> kinds;
 };
 
 namespace {
 
 std::vector<std::string> g_calls;  // every call of every fake provider, in order
 std::vector<std::string> g_destroyed;
+std::set<int32_t> g_kinds_a, g_kinds_b;  // what the next contexts of A and B support
 
 seatrt_status* create_a(const char* options, int32_t device, seatrt_kernel_context** out) {
-  *out = new seatrt_kernel_context{std::string("A:") + options + ":" + std::to_string(device)};
+  *out = new seatrt_kernel_context{std::string("A:") + options + ":" + std::to_string(device), g_kinds_a};
   return nullptr;
 }
 seatrt_status* create_b(const char* options, int32_t device, seatrt_kernel_context** out) {
-  *out = new seatrt_kernel_context{std::string("B:") + options + ":" + std::to_string(device)};
+  *out = new seatrt_kernel_context{std::string("B:") + options + ":" + std::to_string(device), g_kinds_b};
   return nullptr;
 }
 void destroy(seatrt_kernel_context* ctx) {
   g_destroyed.push_back(ctx->provider);
   delete ctx;
 }
-seatrt_status* rms_norm(seatrt_kernel_context* ctx, seatrt_stream stream, const seatrt_rms_norm_args*) {
-  g_calls.push_back(ctx->provider + " rms_norm stream=" + (stream ? "set" : "null"));
-  return nullptr;
-}
-seatrt_status* elementwise(seatrt_kernel_context* ctx, seatrt_stream stream,
-                           const seatrt_elementwise_args*) {
-  g_calls.push_back(ctx->provider + " elementwise stream=" + (stream ? "set" : "null"));
+int32_t supports(seatrt_kernel_context* ctx, const seatrt_op* op) { return ctx->kinds.count(op->kind) ? 1 : 0; }
+seatrt_status* run(seatrt_kernel_context* ctx, seatrt_stream stream, const seatrt_op* op) {
+  g_calls.push_back(ctx->provider + " " + sdk::op_name(op->kind) + " stream=" + (stream ? "set" : "null"));
   return nullptr;
 }
 seatrt_status* alloc(seatrt_kernel_context* ctx, size_t, void** out) {
@@ -50,25 +56,30 @@ seatrt_status* alloc(seatrt_kernel_context* ctx, size_t, void** out) {
   return nullptr;
 }
 
-seatrt_status* stream_wait(seatrt_kernel_context* ctx, seatrt_stream waiter, seatrt_stream signaler) {
-  g_calls.push_back(ctx->provider + " stream_wait " + static_cast<const char*>(waiter) + "<-" +
-                    static_cast<const char*>(signaler));
+// A planner that records what it is asked; plan_launch runs nothing itself.
+struct FakePlan {
+  int32_t nodes;
+};
+seatrt_status* plan(seatrt_kernel_context* ctx, const seatrt_op_graph* g, seatrt_plan** out) {
+  g_calls.push_back(ctx->provider + " plan " + std::to_string(g->num_nodes) + " nodes");
+  *out = reinterpret_cast<seatrt_plan*>(new FakePlan{g->num_nodes});
   return nullptr;
 }
-
-seatrt_status* qkv_norm_rope_store(seatrt_kernel_context* ctx, seatrt_stream stream,
-                                   const seatrt_qkv_norm_rope_store_args*) {
-  g_calls.push_back(ctx->provider + " qkv_norm_rope_store stream=" + (stream ? "set" : "null"));
+seatrt_status* plan_declines(seatrt_kernel_context* ctx, const seatrt_op_graph*, seatrt_plan**) {
+  g_calls.push_back(ctx->provider + " plan declined");
+  return host_api()->status_create(SEATRT_ERR_UNSUPPORTED, "node 1: no fusion for this");
+}
+seatrt_status* plan_launch(seatrt_kernel_context* ctx, seatrt_stream stream, seatrt_plan* p) {
+  g_calls.push_back(ctx->provider + " plan_launch " + std::to_string(reinterpret_cast<FakePlan*>(p)->nodes) +
+                    " stream=" + (stream ? "set" : "null"));
   return nullptr;
 }
-seatrt_status* add_rms_norm_pair(seatrt_kernel_context* ctx, seatrt_stream stream,
-                                 const seatrt_add_rms_norm_pair_args*) {
-  g_calls.push_back(ctx->provider + " add_rms_norm_pair stream=" + (stream ? "set" : "null"));
-  return nullptr;
+void plan_destroy(seatrt_kernel_context* ctx, seatrt_plan* p) {
+  g_calls.push_back(ctx->provider + " plan_destroy");
+  delete reinterpret_cast<FakePlan*>(p);
 }
-
-seatrt_status* route(seatrt_kernel_context* ctx, seatrt_stream stream, const seatrt_route_args*) {
-  g_calls.push_back(ctx->provider + " route stream=" + (stream ? "set" : "null"));
+seatrt_status* plan_describe(seatrt_kernel_context*, const seatrt_plan*, seatrt_line_fn line, void* user) {
+  line(user, "fused everything");
   return nullptr;
 }
 
@@ -78,6 +89,8 @@ seatrt_kernel_api provider(int32_t device_kind, decltype(&create_a) create) {
   t.device_kind = device_kind;
   t.create = create;
   t.destroy = destroy;
+  t.supports = supports;
+  t.run = run;
   return t;
 }
 
@@ -87,288 +100,267 @@ std::string source_of(const KernelDispatch& d, const std::string& op) {
   return "?";
 }
 
+// Takes a status: its code and message ("" and OK for NULL).
+struct Outcome {
+  seatrt_status_code code = SEATRT_OK;
+  std::string message;
+};
+Outcome outcome(seatrt_status* s) {
+  Outcome o;
+  if (!s) return o;
+  o.code = host_api()->status_code(s);
+  o.message = take_status_message(s);
+  return o;
+}
+
+// Tensors and args for a few ops, kept alive by the fixture.
+struct Ops {
+  float data[8] = {};
+  seatrt_tensor x = sdk::contiguous_tensor(data, SEATRT_DTYPE_F32, {2, 4}, SEATRT_DEVICE_CPU);
+  seatrt_rms_norm_args norm{sizeof(seatrt_rms_norm_args), &x, nullptr, 1e-6f, &x, 0.0f};
+  seatrt_elementwise_args scale{sizeof(seatrt_elementwise_args), SEATRT_EW_SCALE, &x, nullptr, 2.0f, &x};
+  seatrt_glu_args glu{sizeof(seatrt_glu_args), SEATRT_ACT_SILU, &x, &x, &x};
+  seatrt_op norm_op = sdk::make_op<SEATRT_OP_RMS_NORM>(norm);
+  seatrt_op scale_op = sdk::make_op<SEATRT_OP_ELEMENTWISE>(scale);
+  seatrt_op glu_op = sdk::make_op<SEATRT_OP_GLU>(glu);
+};
+
+struct DescribeLines {
+  std::vector<std::string> lines;
+  static void add(void* u, const char* line) { static_cast<DescribeLines*>(u)->lines.push_back(line); }
+};
+
 }  // namespace
 
-TEST_CASE("NULL operations of the primary are filled from a same-device fallback") {
+TEST_CASE("each operation goes to the primary when it supports it, else the same-device fallback") {
+  g_kinds_a = {SEATRT_OP_RMS_NORM};
+  g_kinds_b = {SEATRT_OP_RMS_NORM, SEATRT_OP_ELEMENTWISE};
   seatrt_kernel_api a = provider(SEATRT_DEVICE_CPU, create_a);
-  a.rms_norm = rms_norm;
   a.alloc = alloc;
   seatrt_kernel_api b = provider(SEATRT_DEVICE_CPU, create_b);
-  b.rms_norm = rms_norm;
-  b.elementwise = elementwise;
   b.alloc = alloc;
   KernelDispatch dispatch({&a, "A"}, {&b, "B"});
-  CHECK(source_of(dispatch, "rms_norm") == "A");
-  CHECK(source_of(dispatch, "elementwise") == "B");
+  CHECK(source_of(dispatch, "run") == "A+B");
   CHECK(source_of(dispatch, "alloc") == "A");
   // Device management never comes from the fallback.
   CHECK(source_of(dispatch, "copy").empty());
-  CHECK(source_of(dispatch, "graph_begin") == "-");  // optional, absent
+  CHECK(source_of(dispatch, "prepare_weight") == "-");  // optional, absent
+  CHECK(source_of(dispatch, "plan") == "host");
   const auto missing = dispatch.missing_ops();
-  CHECK(std::find(missing.begin(), missing.end(), "linear") != missing.end());
-  CHECK(std::find(missing.begin(), missing.end(), "rms_norm") == missing.end());
+  CHECK(std::find(missing.begin(), missing.end(), "copy") != missing.end());
+  CHECK(std::find(missing.begin(), missing.end(), "run") == missing.end());
 
   const seatrt_kernel_api* t = dispatch.table();
   CHECK(t->probe == nullptr);
   CHECK(t->create == nullptr);
-  CHECK(t->linear == nullptr);
   seatrt_kernel_context* ctx = dispatch.create_context("opts", 3);
+  Ops ops;
+  CHECK(t->supports(ctx, &ops.norm_op) == 1);
+  CHECK(t->supports(ctx, &ops.scale_op) == 1);
+  CHECK(t->supports(ctx, &ops.glu_op) == 0);
+  CHECK(dispatch.provider_for(ctx, ops.norm_op) == "A");
+  CHECK(dispatch.provider_for(ctx, ops.scale_op) == "B");
+  CHECK(dispatch.provider_for(ctx, ops.glu_op).empty());
   g_calls.clear();
   auto* stream = reinterpret_cast<seatrt_stream>(0x1);
-  REQUIRE(t->rms_norm(ctx, stream, nullptr) == nullptr);
-  REQUIRE(t->elementwise(ctx, stream, nullptr) == nullptr);
+  REQUIRE(t->run(ctx, stream, &ops.norm_op) == nullptr);
+  REQUIRE(t->run(ctx, stream, &ops.scale_op) == nullptr);
   void* mem = nullptr;
   REQUIRE(t->alloc(ctx, 16, &mem) == nullptr);
-  seatrt_kernel_context* primary = KernelDispatch::primary_context(ctx);
-  CHECK(primary->provider == "A:opts:3");
+  CHECK(KernelDispatch::primary_context(ctx)->provider == "A:opts:3");
   // Each provider runs with its own context; the fallback's has "" options
   // and device 0, and runs without a stream (synchronously).
-  CHECK(g_calls == std::vector<std::string>{"A:opts:3 rms_norm stream=set",
-                                            "B::0 elementwise stream=null", "A:opts:3 alloc"});
+  CHECK(g_calls == std::vector<std::string>{"A:opts:3 rms_norm stream=set", "B::0 elementwise stream=null",
+                                            "A:opts:3 alloc"});
+  // An op nobody supports fails by name, naming both providers.
+  const Outcome glu = outcome(t->run(ctx, stream, &ops.glu_op));
+  CHECK(glu.code == SEATRT_ERR_UNSUPPORTED);
+  CHECK_THAT(glu.message, Catch::Contains("'glu'") && Catch::Contains("'A'") && Catch::Contains("'B'"));
   g_destroyed.clear();
   t->destroy(ctx);
   CHECK(g_destroyed == std::vector<std::string>{"B::0", "A:opts:3"});
 }
 
+TEST_CASE("malformed arguments are reported by the shared checker, naming the field") {
+  g_kinds_a = {};
+  seatrt_kernel_api a = provider(SEATRT_DEVICE_CPU, create_a);
+  KernelDispatch dispatch({&a, "A"}, {});
+  seatrt_kernel_context* ctx = dispatch.create_context("", 0);
+  Ops ops;
+  ops.norm.x = nullptr;
+  const Outcome o = outcome(dispatch.table()->run(ctx, nullptr, &ops.norm_op));
+  CHECK(o.code == SEATRT_ERR_INVALID_ARG);
+  CHECK_THAT(o.message, Catch::Contains("rms_norm") && Catch::Contains("'x' is required"));
+  dispatch.destroy_context(ctx);
+}
+
 TEST_CASE("a provider compiled with a smaller table has its trailing slots absent") {
   seatrt_kernel_api a = provider(SEATRT_DEVICE_CPU, create_a);
-  a.rms_norm = rms_norm;
-  a.sample = reinterpret_cast<decltype(a.sample)>(rms_norm);  // beyond struct_size: must be ignored
-  a.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, gather_rows));
+  a.plan = plan;  // beyond struct_size: must be ignored
+  a.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, supports));
+  KernelDispatch dispatch({&a, "A"}, {});
+  CHECK(source_of(dispatch, "run").empty());
+  CHECK(source_of(dispatch, "plan") == "host");
+  const auto missing = dispatch.missing_ops();
+  CHECK(std::find(missing.begin(), missing.end(), "run") != missing.end());
+  CHECK_THROWS_WITH(dispatch.require({"run"}), Catch::Contains("run"));
+}
+
+TEST_CASE("without a planner the host plan runs the nodes in order, each through its provider") {
+  g_kinds_a = {SEATRT_OP_RMS_NORM};
+  g_kinds_b = {SEATRT_OP_RMS_NORM, SEATRT_OP_ELEMENTWISE};
+  seatrt_kernel_api a = provider(SEATRT_DEVICE_CPU, create_a);
   seatrt_kernel_api b = provider(SEATRT_DEVICE_CPU, create_b);
   KernelDispatch dispatch({&a, "A"}, {&b, "B"});
-  CHECK(source_of(dispatch, "rms_norm") == "A");
-  CHECK(source_of(dispatch, "sample").empty());
-  CHECK(dispatch.table()->sample == nullptr);
-}
-
-TEST_CASE("the ABI 1.1 fused ops are optional: absent from a 1.0 table, never reported missing") {
-  // A 1.0 GPU provider (table ends before add_rms_norm) with every other op.
-  seatrt_kernel_api gpu = provider(SEATRT_DEVICE_CUDA, create_a);
-  gpu.rms_norm = rms_norm;
-  gpu.add_rms_norm = reinterpret_cast<decltype(gpu.add_rms_norm)>(rms_norm);  // beyond struct_size
-  gpu.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, add_rms_norm));
-  seatrt_kernel_api cpu = provider(SEATRT_DEVICE_CPU, create_b);
-  KernelDispatch dispatch({&gpu, "cuda"}, {&cpu, "cpu"});
-  CHECK(source_of(dispatch, "add_rms_norm") == "-");
-  CHECK(source_of(dispatch, "rms_norm_rope") == "-");
-  CHECK(dispatch.table()->add_rms_norm == nullptr);
-  CHECK(dispatch.table()->rms_norm_rope == nullptr);
-  const auto missing = dispatch.missing_ops();
-  CHECK(std::find(missing.begin(), missing.end(), "add_rms_norm") == missing.end());
-  // A same-device 1.1 fallback fills them.
-  seatrt_kernel_api cpu_a = provider(SEATRT_DEVICE_CPU, create_a);
-  cpu_a.struct_size = gpu.struct_size;
-  seatrt_kernel_api cpu_b = provider(SEATRT_DEVICE_CPU, create_b);
-  cpu_b.add_rms_norm = reinterpret_cast<decltype(cpu_b.add_rms_norm)>(rms_norm);
-  KernelDispatch with_fallback({&cpu_a, "A"}, {&cpu_b, "B"});
-  CHECK(source_of(with_fallback, "add_rms_norm") == "B");
-  CHECK(with_fallback.table()->add_rms_norm != nullptr);
-}
-
-TEST_CASE("the ABI 1.2 fused ops are optional: absent from a 1.1 table, never reported missing") {
-  // A 1.1 GPU provider (table ends before linear_multi) with every other op.
-  seatrt_kernel_api gpu = provider(SEATRT_DEVICE_CUDA, create_a);
-  gpu.rms_norm = rms_norm;
-  gpu.linear_multi = reinterpret_cast<decltype(gpu.linear_multi)>(rms_norm);  // beyond struct_size
-  gpu.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, linear_multi));
-  seatrt_kernel_api cpu = provider(SEATRT_DEVICE_CPU, create_b);
-  cpu.linear_multi = reinterpret_cast<decltype(cpu.linear_multi)>(rms_norm);
-  KernelDispatch dispatch({&gpu, "cuda"}, {&cpu, "cpu"});
-  for (const char* op : {"linear_multi", "linear_glu", "rms_norm_multi"}) {
-    CAPTURE(op);
-    CHECK(source_of(dispatch, op) == "-");  // the CPU one is another device: not staged
-  }
-  CHECK(dispatch.table()->linear_multi == nullptr);
-  CHECK(dispatch.table()->linear_glu == nullptr);
-  CHECK(dispatch.table()->rms_norm_multi == nullptr);
-  const auto missing = dispatch.missing_ops();
-  CHECK(std::find(missing.begin(), missing.end(), "linear_multi") == missing.end());
-  // A same-device 1.2 fallback fills the ones it has.
-  seatrt_kernel_api cpu_a = provider(SEATRT_DEVICE_CPU, create_a);
-  cpu_a.struct_size = gpu.struct_size;
-  seatrt_kernel_api cpu_b = provider(SEATRT_DEVICE_CPU, create_b);
-  cpu_b.rms_norm_multi = reinterpret_cast<decltype(cpu_b.rms_norm_multi)>(rms_norm);
-  KernelDispatch with_fallback({&cpu_a, "A"}, {&cpu_b, "B"});
-  CHECK(source_of(with_fallback, "rms_norm_multi") == "B");
-  CHECK(source_of(with_fallback, "linear_glu") == "-");
-  CHECK(with_fallback.table()->rms_norm_multi != nullptr);
-}
-
-TEST_CASE("stream_wait (ABI 1.3) goes to the primary with both streams, and is optional") {
-  seatrt_kernel_api gpu = provider(SEATRT_DEVICE_CUDA, create_a);
-  gpu.stream_wait = stream_wait;
-  KernelDispatch dispatch({&gpu, "cuda"}, {});
-  REQUIRE(dispatch.table()->stream_wait != nullptr);
+  const seatrt_kernel_api* t = dispatch.table();
   seatrt_kernel_context* ctx = dispatch.create_context("", 0);
-  g_calls.clear();
-  char waiter[] = "side", signaler[] = "main";
-  CHECK(dispatch.table()->stream_wait(ctx, waiter, signaler) == nullptr);
-  REQUIRE(g_calls.size() == 1);
-  CHECK(g_calls[0] == "A::0 stream_wait side<-main");
-  dispatch.table()->destroy(ctx);
-  // A 1.2 table (ending before stream_wait) whose slot memory is set: absent,
-  // and not reported missing.
-  seatrt_kernel_api old_gpu = provider(SEATRT_DEVICE_CUDA, create_a);
-  old_gpu.stream_wait = stream_wait;  // beyond struct_size
-  old_gpu.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, stream_wait));
-  KernelDispatch old_dispatch({&old_gpu, "cuda"}, {});
-  CHECK(old_dispatch.table()->stream_wait == nullptr);
-  CHECK(source_of(old_dispatch, "stream_wait") == "-");
-  const auto missing = old_dispatch.missing_ops();
-  CHECK(std::find(missing.begin(), missing.end(), "stream_wait") == missing.end());
-}
-
-TEST_CASE("the ABI 1.4 fused ops go to the primary, else a same-device fallback, and are optional") {
-  // A 1.4 GPU provider with both: routed to it, with its context and stream.
-  seatrt_kernel_api gpu = provider(SEATRT_DEVICE_CUDA, create_a);
-  gpu.qkv_norm_rope_store = qkv_norm_rope_store;
-  gpu.add_rms_norm_pair = add_rms_norm_pair;
-  seatrt_kernel_api cpu = provider(SEATRT_DEVICE_CPU, create_b);
-  cpu.qkv_norm_rope_store = qkv_norm_rope_store;
-  cpu.add_rms_norm_pair = add_rms_norm_pair;
-  KernelDispatch dispatch({&gpu, "cuda"}, {&cpu, "cpu"});
-  CHECK(source_of(dispatch, "qkv_norm_rope_store") == "cuda");
-  CHECK(source_of(dispatch, "add_rms_norm_pair") == "cuda");
-  seatrt_kernel_context* ctx = dispatch.create_context("o", 1);
+  Ops ops;
+  sdk::GraphBuilder builder;
+  builder.add<SEATRT_OP_RMS_NORM>(ops.norm, "layer 0/norm");
+  builder.add<SEATRT_OP_ELEMENTWISE>(ops.scale, "layer 0/scale");
+  builder.add<SEATRT_OP_RMS_NORM>(ops.norm, "layer 1/norm");
+  const seatrt_op_graph g = builder.graph("decode b=2", 0);
+  seatrt_plan* p = nullptr;
+  REQUIRE(outcome(t->plan(ctx, &g, &p)).message.empty());
+  REQUIRE(p != nullptr);
   g_calls.clear();
   auto* stream = reinterpret_cast<seatrt_stream>(0x1);
-  CHECK(dispatch.table()->qkv_norm_rope_store(ctx, stream, nullptr) == nullptr);
-  CHECK(dispatch.table()->add_rms_norm_pair(ctx, stream, nullptr) == nullptr);
-  CHECK(g_calls == std::vector<std::string>{"A:o:1 qkv_norm_rope_store stream=set",
-                                            "A:o:1 add_rms_norm_pair stream=set"});
-  dispatch.table()->destroy(ctx);
-
-  // A 1.3 GPU provider (table ending before qkv_norm_rope_store) whose slot
-  // memory is set: absent, not staged through the CPU, not reported missing.
-  seatrt_kernel_api old_gpu = gpu;
-  old_gpu.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, qkv_norm_rope_store));
-  KernelDispatch old_dispatch({&old_gpu, "cuda"}, {&cpu, "cpu"});
-  for (const char* op : {"qkv_norm_rope_store", "add_rms_norm_pair"}) {
-    CAPTURE(op);
-    CHECK(source_of(old_dispatch, op) == "-");
-  }
-  CHECK(old_dispatch.table()->qkv_norm_rope_store == nullptr);
-  CHECK(old_dispatch.table()->add_rms_norm_pair == nullptr);
-  const auto missing = old_dispatch.missing_ops();
-  CHECK(std::find(missing.begin(), missing.end(), "qkv_norm_rope_store") == missing.end());
-  CHECK(std::find(missing.begin(), missing.end(), "add_rms_norm_pair") == missing.end());
-  CHECK_NOTHROW(old_dispatch.require({"qkv_norm_rope_store", "add_rms_norm_pair"}));
-
-  // A same-device 1.4 fallback fills the one it has; it runs without a stream.
-  seatrt_kernel_api cpu_a = provider(SEATRT_DEVICE_CPU, create_a);
-  cpu_a.struct_size = old_gpu.struct_size;
-  seatrt_kernel_api cpu_b = provider(SEATRT_DEVICE_CPU, create_b);
-  cpu_b.add_rms_norm_pair = add_rms_norm_pair;
-  KernelDispatch with_fallback({&cpu_a, "A"}, {&cpu_b, "B"});
-  CHECK(source_of(with_fallback, "add_rms_norm_pair") == "B");
-  CHECK(source_of(with_fallback, "qkv_norm_rope_store") == "-");
-  CHECK(with_fallback.table()->qkv_norm_rope_store == nullptr);
-  seatrt_kernel_context* fctx = with_fallback.create_context("", 0);
-  g_calls.clear();
-  CHECK(with_fallback.table()->add_rms_norm_pair(fctx, stream, nullptr) == nullptr);
-  CHECK(g_calls == std::vector<std::string>{"B::0 add_rms_norm_pair stream=null"});
-  with_fallback.table()->destroy(fctx);
+  REQUIRE(t->plan_launch(ctx, stream, p) == nullptr);
+  REQUIRE(t->plan_launch(ctx, stream, p) == nullptr);
+  const std::vector<std::string> once = {"A::0 rms_norm stream=set", "B::0 elementwise stream=null",
+                                         "A::0 rms_norm stream=set"};
+  std::vector<std::string> twice = once;
+  twice.insert(twice.end(), once.begin(), once.end());
+  CHECK(g_calls == twice);
+  DescribeLines d;
+  REQUIRE(t->plan_describe(ctx, p, DescribeLines::add, &d) == nullptr);
+  CHECK(d.lines == std::vector<std::string>{"run in order by the host: 3 nodes", "node 0 rms_norm (layer 0/norm): A",
+                                            "node 1 elementwise (layer 0/scale): B",
+                                            "node 2 rms_norm (layer 1/norm): A"});
+  t->plan_destroy(ctx, p);
+  dispatch.destroy_context(ctx);
 }
 
-TEST_CASE("route (ABI 1.5) goes to the primary, else a same-device fallback, and is optional") {
-  // A 1.5 GPU provider with route: routed to it, with its context and stream.
-  seatrt_kernel_api gpu = provider(SEATRT_DEVICE_CUDA, create_a);
-  gpu.route = route;
-  seatrt_kernel_api cpu = provider(SEATRT_DEVICE_CPU, create_b);
-  cpu.route = route;
-  KernelDispatch dispatch({&gpu, "cuda"}, {&cpu, "cpu"});
-  CHECK(source_of(dispatch, "route") == "cuda");
-  seatrt_kernel_context* ctx = dispatch.create_context("o", 1);
-  g_calls.clear();
+TEST_CASE("a host plan refuses a node nobody supports and a synchronous node") {
+  g_kinds_a = {SEATRT_OP_RMS_NORM};
+  seatrt_kernel_api a = provider(SEATRT_DEVICE_CPU, create_a);
+  KernelDispatch dispatch({&a, "A"}, {});
+  const seatrt_kernel_api* t = dispatch.table();
+  seatrt_kernel_context* ctx = dispatch.create_context("", 0);
+  Ops ops;
+  {
+    sdk::GraphBuilder builder;
+    builder.add<SEATRT_OP_RMS_NORM>(ops.norm, "norm");
+    builder.add<SEATRT_OP_GLU>(ops.glu, "layer 0/mlp/glu");
+    const seatrt_op_graph g = builder.graph("prefill t=2", 1);
+    seatrt_plan* p = nullptr;
+    const Outcome o = outcome(t->plan(ctx, &g, &p));
+    CHECK(o.code == SEATRT_ERR_UNSUPPORTED);
+    CHECK_THAT(o.message, Catch::Contains("node 1 layer 0/mlp/glu") && Catch::Contains("'glu'"));
+    CHECK(p == nullptr);
+  }
+  {
+    int32_t token = 0;
+    seatrt_sampling_row row{};
+    row.struct_size = sizeof row;
+    seatrt_sample_args s{};
+    s.struct_size = sizeof s;
+    s.logits = &ops.x;
+    s.rows = &row;
+    s.token = &token;
+    sdk::GraphBuilder builder;
+    builder.add<SEATRT_OP_SAMPLE>(s, "sample");
+    const seatrt_op_graph g = builder.graph("bad", 1);
+    seatrt_plan* p = nullptr;
+    const Outcome o = outcome(t->plan(ctx, &g, &p));
+    CHECK(o.code == SEATRT_ERR_INVALID_ARG);
+    CHECK_THAT(o.message, Catch::Contains("'sample'"));
+  }
+  dispatch.destroy_context(ctx);
+}
+
+TEST_CASE("the primary's planner takes a graph whose every node it supports") {
+  g_kinds_a = {SEATRT_OP_RMS_NORM};
+  g_kinds_b = {SEATRT_OP_RMS_NORM, SEATRT_OP_ELEMENTWISE};
+  seatrt_kernel_api a = provider(SEATRT_DEVICE_CPU, create_a);
+  a.plan = plan;
+  a.plan_launch = plan_launch;
+  a.plan_destroy = plan_destroy;
+  a.plan_describe = plan_describe;
+  seatrt_kernel_api b = provider(SEATRT_DEVICE_CPU, create_b);
+  KernelDispatch dispatch({&a, "A"}, {&b, "B"});
+  CHECK(source_of(dispatch, "plan") == "A");
+  const seatrt_kernel_api* t = dispatch.table();
+  seatrt_kernel_context* ctx = dispatch.create_context("", 0);
+  Ops ops;
   auto* stream = reinterpret_cast<seatrt_stream>(0x1);
-  REQUIRE(dispatch.table()->route != nullptr);
-  CHECK(dispatch.table()->route(ctx, stream, nullptr) == nullptr);
-  CHECK(g_calls == std::vector<std::string>{"A:o:1 route stream=set"});
-  dispatch.table()->destroy(ctx);
 
-  // A 1.4 GPU provider (table ending before route) whose slot memory is set:
-  // absent, not staged through the CPU provider that has it, not reported
-  // missing.
-  seatrt_kernel_api old_gpu = gpu;
-  old_gpu.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, route));
-  KernelDispatch old_dispatch({&old_gpu, "cuda"}, {&cpu, "cpu"});
-  CHECK(source_of(old_dispatch, "route") == "-");
-  CHECK(old_dispatch.table()->route == nullptr);
-  const auto missing = old_dispatch.missing_ops();
-  CHECK(std::find(missing.begin(), missing.end(), "route") == missing.end());
-  CHECK_NOTHROW(old_dispatch.require({"route"}));
-
-  // A same-device 1.4 primary: the 1.5 fallback fills route, and runs it
-  // without a stream; a fallback without it leaves the slot NULL.
-  seatrt_kernel_api cpu_a = provider(SEATRT_DEVICE_CPU, create_a);
-  cpu_a.route = route;  // beyond struct_size: must be ignored
-  cpu_a.struct_size = old_gpu.struct_size;
-  seatrt_kernel_api cpu_b = provider(SEATRT_DEVICE_CPU, create_b);
-  cpu_b.route = route;
-  KernelDispatch with_fallback({&cpu_a, "A"}, {&cpu_b, "B"});
-  CHECK(source_of(with_fallback, "route") == "B");
-  seatrt_kernel_context* fctx = with_fallback.create_context("", 0);
-  g_calls.clear();
-  CHECK(with_fallback.table()->route(fctx, stream, nullptr) == nullptr);
-  CHECK(g_calls == std::vector<std::string>{"B::0 route stream=null"});
-  with_fallback.table()->destroy(fctx);
-  seatrt_kernel_api cpu_c = provider(SEATRT_DEVICE_CPU, create_b);
-  KernelDispatch without({&cpu_a, "A"}, {&cpu_c, "C"});
-  CHECK(source_of(without, "route") == "-");
-  CHECK(without.table()->route == nullptr);
-}
-
-seatrt_status* sample(seatrt_kernel_context*, seatrt_stream, const seatrt_sample_args*) { return nullptr; }
-
-TEST_CASE("sample_features (ABI 1.7) are those of the provider that serves sample") {
-  seatrt_kernel_api gpu = provider(SEATRT_DEVICE_CUDA, create_a);
-  gpu.sample = sample;
-  gpu.sample_features = SEATRT_SAMPLE_LOGIT_BIAS;
-  seatrt_kernel_api cpu = provider(SEATRT_DEVICE_CPU, create_b);
-  cpu.sample = sample;
-  KernelDispatch dispatch({&gpu, "cuda"}, {&cpu, "cpu"});
-  CHECK(dispatch.table()->sample_features == SEATRT_SAMPLE_LOGIT_BIAS);
-
-  // A 1.6 provider (table ending before the field) whose memory there is
-  // set: read as 0, so a bias it would ignore is never handed to it.
-  seatrt_kernel_api old_gpu = gpu;
-  old_gpu.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, sample_features));
-  KernelDispatch old_dispatch({&old_gpu, "cuda"}, {&cpu, "cpu"});
-  CHECK(old_dispatch.table()->sample != nullptr);
-  CHECK(old_dispatch.table()->sample_features == 0);
-
-  // A same-device primary without sample: the fallback serves it, with its
-  // own features (none here, then the bias bit).
-  seatrt_kernel_api cpu_a = provider(SEATRT_DEVICE_CPU, create_a);
-  cpu_a.sample_features = SEATRT_SAMPLE_LOGIT_BIAS;  // no sample op: says nothing
-  KernelDispatch via_fallback({&cpu_a, "A"}, {&cpu, "B"});
-  CHECK(source_of(via_fallback, "sample") == "B");
-  CHECK(via_fallback.table()->sample_features == 0);
-  cpu.sample_features = SEATRT_SAMPLE_LOGIT_BIAS;
-  KernelDispatch via_fallback_bias({&cpu_a, "A"}, {&cpu, "B"});
-  CHECK(via_fallback_bias.table()->sample_features == SEATRT_SAMPLE_LOGIT_BIAS);
-}
-
-TEST_CASE("a GPU provider missing an operation is not staged through the CPU") {
-  seatrt_kernel_api gpu = provider(SEATRT_DEVICE_CUDA, create_a);
-  gpu.rms_norm = rms_norm;
-  seatrt_kernel_api cpu = provider(SEATRT_DEVICE_CPU, create_b);
-  cpu.elementwise = elementwise;
-  cpu.rms_norm = rms_norm;
-  KernelDispatch dispatch({&gpu, "cuda"}, {&cpu, "cpu"});
-  CHECK(source_of(dispatch, "elementwise").empty());
-  CHECK(dispatch.table()->elementwise == nullptr);
-  try {
-    dispatch.require({"rms_norm", "elementwise"});
-    FAIL("missing op accepted");
-  } catch (const Error& e) {
-    const std::string m = e.what();
-    CHECK_THAT(m, Catch::Contains("elementwise"));
-    CHECK_THAT(m, Catch::Contains("does not stage tensors between devices"));
-    CHECK(m.find("rms_norm") == std::string::npos);
+  SECTION("all nodes supported: the primary plans, launches, describes and destroys") {
+    sdk::GraphBuilder builder;
+    builder.add<SEATRT_OP_RMS_NORM>(ops.norm, "a");
+    builder.add<SEATRT_OP_RMS_NORM>(ops.norm, "b");
+    const seatrt_op_graph g = builder.graph("decode b=1", 0);
+    seatrt_plan* p = nullptr;
+    g_calls.clear();
+    REQUIRE(t->plan(ctx, &g, &p) == nullptr);
+    REQUIRE(t->plan_launch(ctx, stream, p) == nullptr);
+    DescribeLines d;
+    REQUIRE(t->plan_describe(ctx, p, DescribeLines::add, &d) == nullptr);
+    CHECK(d.lines == std::vector<std::string>{"planned by A: 2 nodes", "fused everything"});
+    t->plan_destroy(ctx, p);
+    CHECK(g_calls == std::vector<std::string>{"A::0 plan 2 nodes", "A::0 plan_launch 2 stream=set", "A::0 plan_destroy"});
   }
-  CHECK_NOTHROW(dispatch.require({"rms_norm"}));
+  SECTION("a node only the fallback supports: the host plans, the primary's planner is not asked") {
+    sdk::GraphBuilder builder;
+    builder.add<SEATRT_OP_RMS_NORM>(ops.norm, "a");
+    builder.add<SEATRT_OP_ELEMENTWISE>(ops.scale, "b");
+    const seatrt_op_graph g = builder.graph("decode b=1", 0);
+    seatrt_plan* p = nullptr;
+    g_calls.clear();
+    REQUIRE(t->plan(ctx, &g, &p) == nullptr);
+    REQUIRE(t->plan_launch(ctx, stream, p) == nullptr);
+    t->plan_destroy(ctx, p);
+    CHECK(g_calls == std::vector<std::string>{"A::0 rms_norm stream=set", "B::0 elementwise stream=null"});
+  }
+  SECTION("a planner that declines with UNSUPPORTED: the host runs the nodes") {
+    dispatch.destroy_context(ctx);
+    a.plan = plan_declines;
+    KernelDispatch declining({&a, "A"}, {&b, "B"});
+    ctx = declining.create_context("", 0);
+    t = declining.table();
+    sdk::GraphBuilder builder;
+    builder.add<SEATRT_OP_RMS_NORM>(ops.norm, "a");
+    const seatrt_op_graph g = builder.graph("decode b=1", 0);
+    seatrt_plan* p = nullptr;
+    g_calls.clear();
+    REQUIRE(t->plan(ctx, &g, &p) == nullptr);
+    REQUIRE(t->plan_launch(ctx, stream, p) == nullptr);
+    t->plan_destroy(ctx, p);
+    CHECK(g_calls == std::vector<std::string>{"A::0 plan declined", "A::0 rms_norm stream=set"});
+    declining.destroy_context(ctx);
+    return;
+  }
+  dispatch.destroy_context(ctx);
+}
+
+TEST_CASE("a GPU provider's unsupported operation is not staged through the CPU") {
+  g_kinds_a = {SEATRT_OP_RMS_NORM};
+  g_kinds_b = {SEATRT_OP_RMS_NORM, SEATRT_OP_ELEMENTWISE};
+  seatrt_kernel_api gpu = provider(SEATRT_DEVICE_CUDA, create_a);
+  seatrt_kernel_api cpu = provider(SEATRT_DEVICE_CPU, create_b);
+  KernelDispatch dispatch({&gpu, "cuda"}, {&cpu, "cpu"});
+  CHECK(source_of(dispatch, "run") == "cuda");
+  g_destroyed.clear();
+  seatrt_kernel_context* ctx = dispatch.create_context("", 0);
+  Ops ops;
+  CHECK(dispatch.table()->supports(ctx, &ops.scale_op) == 0);
+  const Outcome o = outcome(dispatch.table()->run(ctx, nullptr, &ops.scale_op));
+  CHECK(o.code == SEATRT_ERR_UNSUPPORTED);
+  CHECK_THAT(o.message, Catch::Contains("'cuda'") && Catch::Contains("'elementwise'"));
+  CHECK(o.message.find("cpu") == std::string::npos);
+  dispatch.destroy_context(ctx);
+  // No fallback context was made for a fallback that is never used.
+  CHECK(g_destroyed == std::vector<std::string>{"A::0"});
 }
 
 TEST_CASE("a provider whose create fails is reported with its message") {

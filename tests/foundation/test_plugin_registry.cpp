@@ -67,7 +67,7 @@ TEST_CASE("scan lists every library with its descriptor or the reason it is unus
   REQUIRE(find("libbroken_not_elf.so") != nullptr);
   CHECK_THAT(find("libbroken_not_elf.so")->error, Catch::Contains("not a loadable shared library"));
   REQUIRE(find("libtest_other_major.so") != nullptr);
-  CHECK_THAT(find("libtest_other_major.so")->error, Catch::Contains("ABI 2.0"));
+  CHECK_THAT(find("libtest_other_major.so")->error, Catch::Contains("ABI 1.7"));
 }
 
 TEST_CASE("plugins load by name or by path relative to a search path") {
@@ -128,12 +128,12 @@ TEST_CASE("each bad plugin gets one line naming the file and the problem") {
   }
   SECTION("other ABI major, naming both versions") {
     const std::string m = error_of([&] { registry.load("libtest_other_major.so", SEATRT_KIND_TOOL_PARSER); });
-    CHECK_THAT(m, Catch::Contains("libtest_other_major.so' was built for seatrt ABI 2.0 but this "
+    CHECK_THAT(m, Catch::Contains("libtest_other_major.so' was built for seatrt ABI 1.7 but this "
                                   "host implements ABI " + kHostAbi));
   }
   SECTION("newer minor than the host") {
     const std::string m = error_of([&] { registry.load("libtest_newer_minor.so", SEATRT_KIND_TOOL_PARSER); });
-    CHECK_THAT(m, Catch::Contains("ABI 1.99, newer than this host's ABI " + kHostAbi));
+    CHECK_THAT(m, Catch::Contains("ABI 2.99, newer than this host's ABI " + kHostAbi));
   }
   SECTION("initialize fails: the plugin's own message is shown") {
     const std::string m = error_of([&] { registry.load("test-init-fails", SEATRT_KIND_TOOL_PARSER); });
@@ -164,10 +164,10 @@ TEST_CASE("each bad plugin gets one line naming the file and the problem") {
 }
 
 TEST_CASE("ABI rule: a plugin built for an older minor loads into a newer host") {
-  // Host 1.3 (injected), plugin descriptor 1.0 with a shorter struct.
-  PluginRegistry registry({kTestPlugins}, AbiVersion{1, 3});
+  // Host 2.3 (injected), plugin descriptor 2.0 with a shorter struct.
+  PluginRegistry registry({kTestPlugins}, AbiVersion{2, 3});
   auto plugin = registry.load("test-old-minor", SEATRT_KIND_KERNELS);
-  CHECK(plugin->abi_version() == "1.0");
+  CHECK(plugin->abi_version() == "2.0");
   CHECK(plugin->descriptor().struct_size < sizeof(seatrt_plugin));
   // The slot beyond the plugin's struct_size holds poison in the library;
   // the host must read it as absent.
@@ -175,8 +175,8 @@ TEST_CASE("ABI rule: a plugin built for an older minor loads into a newer host")
   // Its kernel table is short too: the graph slots read as absent.
   const seatrt_kernel_api table = read_table(plugin->descriptor().kernels);
   CHECK(table.probe != nullptr);
-  CHECK(table.graph_begin == nullptr);
-  CHECK(table.graph_destroy == nullptr);
+  CHECK(table.plan == nullptr);
+  CHECK(table.plan_destroy == nullptr);
   // Loaded twice, initialised once.
   auto again = registry.load("libtest_old_minor.so", SEATRT_KIND_KERNELS);
   CHECK(again == plugin);
@@ -184,14 +184,14 @@ TEST_CASE("ABI rule: a plugin built for an older minor loads into a newer host")
 }
 
 TEST_CASE("ABI rule: another major is refused whatever the minors") {
-  PluginRegistry host2({kTestPlugins}, AbiVersion{2, 0});
-  const std::string m = error_of([&] { host2.load("libtest_old_minor.so", SEATRT_KIND_KERNELS); });
-  CHECK_THAT(m, Catch::Contains("was built for seatrt ABI 1.0 but this host implements ABI 2.0"));
-  // And the 2.0 plugin is accepted by a 2.x host (its major matches).
-  PluginRegistry host2_1({kTestPlugins}, AbiVersion{2, 1});
-  CHECK(host2_1.scan().size() > 0);
+  PluginRegistry host3({kTestPlugins}, AbiVersion{3, 0});
+  const std::string m = error_of([&] { host3.load("libtest_old_minor.so", SEATRT_KIND_KERNELS); });
+  CHECK_THAT(m, Catch::Contains("was built for seatrt ABI 2.0 but this host implements ABI 3.0"));
+  // And the 1.7 plugin is accepted by a 1.x host (its major matches).
+  PluginRegistry host1_8({kTestPlugins}, AbiVersion{1, 8});
+  CHECK(host1_8.scan().size() > 0);
   bool listed_ok = false;
-  for (const auto& c : host2_1.scan())
+  for (const auto& c : host1_8.scan())
     if (c.name == "test-other-major") listed_ok = c.error.empty();
   CHECK(listed_ok);
 }

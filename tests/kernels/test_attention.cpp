@@ -72,7 +72,7 @@ void run_case(const Case& c, uint32_t seed) {
   layer.k_scale = c.cache_dtype == SEATRT_DTYPE_F8_E4M3 ? 0.01f : 1.0f;
   layer.v_scale = c.cache_dtype == SEATRT_DTYPE_F8_E4M3 ? 0.02f : 1.0f;
   seatrt_kv_store_args store{sizeof store, k.get(), c.single ? nullptr : v.get(), slot_mapping.get(), &layer};
-  cpu::kv_store(ctx(), &store);
+  cpu::kv_store(ctx(), store);
 
   // Slots nobody wrote keep the sentinel (padding tokens were skipped).
   std::vector<bool> written(static_cast<size_t>(num_blocks * block), false);
@@ -126,7 +126,7 @@ void run_case(const Case& c, uint32_t seed) {
   args.scale = 0.7f;
   args.softcap = c.softcap;
   args.out = out.get();
-  cpu::attention(ctx(), &args);
+  cpu::attention(ctx(), args);
 
   std::vector<double> expected(static_cast<size_t>(out.numel()), 123.0);
   int64_t seq_row_base = 0;
@@ -193,7 +193,7 @@ TEST_CASE("the window boundary is exact: p - window < j <= p") {
   Tensor k_cache(SEATRT_DTYPE_F32, {2, 4, 1, 2}), v_cache(SEATRT_DTYPE_F32, {2, 4, 1, 2});
   seatrt_kv_layer layer{sizeof(seatrt_kv_layer), 4, 0, k_cache.desc(), v_cache.desc(), 1.0f, 1.0f};
   seatrt_kv_store_args store{sizeof store, k.get(), v.get(), slots.get(), &layer};
-  cpu::kv_store(ctx(), &store);
+  cpu::kv_store(ctx(), store);
   Tensor q(SEATRT_DTYPE_F32, {len, 1, 2});
   Tensor out(SEATRT_DTYPE_F32, {len, 1, 2});
   Tensor qs = test::int_tensor(SEATRT_DTYPE_I32, {2}, {0, len});
@@ -210,7 +210,7 @@ TEST_CASE("the window boundary is exact: p - window < j <= p") {
   args.window = 3;
   args.scale = 1.0f;
   args.out = out.get();
-  cpu::attention(ctx(), &args);
+  cpu::attention(ctx(), args);
   // p=0: {0} -> 0; p=1: {0,1} -> .5; p=2: {0,1,2} -> 1; p=5: {3,4,5} -> 4.
   const double expected[len] = {0.0, 0.5, 1.0, 2.0, 3.0, 4.0};
   for (int64_t p = 0; p < len; ++p) CHECK(out.at(p * 2) == Approx(expected[p]).epsilon(1e-6));
@@ -224,14 +224,14 @@ TEST_CASE("attention and kv_store refuse inconsistent plans") {
   Tensor slots = test::int_tensor(SEATRT_DTYPE_I64, {2}, {3, 8});
   seatrt_kv_store_args store{sizeof store, k.get(), k.get(), slots.get(), &layer};
   std::string msg;
-  CHECK(test::error_of([&] { cpu::kv_store(ctx(), &store); }, &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK(test::error_of([&] { cpu::kv_store(ctx(), store); }, &msg) == SEATRT_ERR_INVALID_ARG);
   CHECK_THAT(msg, Catch::Contains("slot_mapping[1] = 8"));
   slots.as<int64_t>()[1] = 3;
-  CHECK(test::error_of([&] { cpu::kv_store(ctx(), &store); }, &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK(test::error_of([&] { cpu::kv_store(ctx(), store); }, &msg) == SEATRT_ERR_INVALID_ARG);
   CHECK_THAT(msg, Catch::Contains("appears twice"));
   store.v = nullptr;
   slots.as<int64_t>()[1] = 4;
-  CHECK(test::error_of([&] { cpu::kv_store(ctx(), &store); }, &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK(test::error_of([&] { cpu::kv_store(ctx(), store); }, &msg) == SEATRT_ERR_INVALID_ARG);
 
   Tensor q = test::random_tensor(rng, SEATRT_DTYPE_F32, {3, 2, 8});
   Tensor out(SEATRT_DTYPE_F32, {3, 2, 8});
@@ -248,13 +248,13 @@ TEST_CASE("attention and kv_store refuse inconsistent plans") {
   args.num_seqs = 1;
   args.scale = 1.0f;
   args.out = out.get();
-  CHECK(test::error_of([&] { cpu::attention(ctx(), &args); }, &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK(test::error_of([&] { cpu::attention(ctx(), args); }, &msg) == SEATRT_ERR_INVALID_ARG);
   CHECK_THAT(msg, Catch::Contains("needs 3 blocks"));
   sl.as<int32_t>()[0] = 2;  // fewer cached positions than query rows
-  CHECK(test::error_of([&] { cpu::attention(ctx(), &args); }, &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK(test::error_of([&] { cpu::attention(ctx(), args); }, &msg) == SEATRT_ERR_INVALID_ARG);
   sl.as<int32_t>()[0] = 8;
   bt.as<int32_t>()[1] = 5;  // block outside the pool
-  CHECK(test::error_of([&] { cpu::attention(ctx(), &args); }, &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK(test::error_of([&] { cpu::attention(ctx(), args); }, &msg) == SEATRT_ERR_INVALID_ARG);
   CHECK_THAT(msg, Catch::Contains("outside the cache's 2 blocks"));
   bt.as<int32_t>()[1] = 1;
   Tensor q3 = test::random_tensor(rng, SEATRT_DTYPE_F32, {3, 3, 8});  // 3 q heads over... 1 kv head is fine
@@ -264,9 +264,9 @@ TEST_CASE("attention and kv_store refuse inconsistent plans") {
   Tensor out3(SEATRT_DTYPE_F32, {3, 3, 8});
   args.q = q3.get();
   args.out = out3.get();
-  CHECK(test::error_of([&] { cpu::attention(ctx(), &args); }, &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK(test::error_of([&] { cpu::attention(ctx(), args); }, &msg) == SEATRT_ERR_INVALID_ARG);
   CHECK_THAT(msg, Catch::Contains("not a multiple of kv_heads"));
   layer.k_cache.dtype = SEATRT_DTYPE_F8_E4M3;
   layer.k_scale = 0.0f;
-  CHECK(test::error_of([&] { cpu::attention(ctx(), &args); }) != SEATRT_OK);
+  CHECK(test::error_of([&] { cpu::attention(ctx(), args); }) != SEATRT_OK);
 }

@@ -33,24 +33,24 @@ TEST_CASE("rms_norm with and without weight, fp32 inside") {
     Tensor x = test::random_tensor(rng, dtype, {3, 4, 96}, -3, 3);
     Tensor w = test::random_tensor(rng, SEATRT_DTYPE_BF16, {96}, 0.5, 1.5);
     Tensor out(SEATRT_DTYPE_F32, {3, 4, 96});
-    seatrt_rms_norm_args args{sizeof(seatrt_rms_norm_args), x.get(), w.get(), 1e-6f, out.get()};
-    cpu::rms_norm(ctx(), &args);
+    seatrt_rms_norm_args args{sizeof(seatrt_rms_norm_args), x.get(), w.get(), 1e-6f, out.get(), 0.0f};
+    cpu::rms_norm(ctx(), args);
     CHECK(test::max_rel_err(out.values(), rms_ref(x, &w, 1e-6)) < 2e-6);
     args.weight = nullptr;
-    cpu::rms_norm(ctx(), &args);
+    cpu::rms_norm(ctx(), args);
     CHECK(test::max_rel_err(out.values(), rms_ref(x, nullptr, 1e-6)) < 2e-6);
   }
   // In place, bf16 out: one rounding of the fp32 result.
   Tensor x = test::random_tensor(rng, SEATRT_DTYPE_BF16, {2, 64});
   const Tensor x0 = x;
-  seatrt_rms_norm_args args{sizeof(seatrt_rms_norm_args), x.get(), nullptr, 1e-6f, x.get()};
-  cpu::rms_norm(ctx(), &args);
+  seatrt_rms_norm_args args{sizeof(seatrt_rms_norm_args), x.get(), nullptr, 1e-6f, x.get(), 0.0f};
+  cpu::rms_norm(ctx(), args);
   CHECK(test::max_rel_err(x.values(), rms_ref(x0, nullptr, 1e-6)) < 1.0 / 128);
   // A weight of the wrong length is refused.
   Tensor w = test::random_tensor(rng, SEATRT_DTYPE_F32, {63});
   args.weight = w.get();
   std::string msg;
-  CHECK(test::error_of([&] { cpu::rms_norm(ctx(), &args); }, &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK(test::error_of([&] { cpu::rms_norm(ctx(), args); }, &msg) == SEATRT_ERR_INVALID_ARG);
   CHECK_THAT(msg, Catch::Contains("rms_norm: weight"));
 }
 
@@ -63,7 +63,7 @@ TEST_CASE("glu on strided gate/up views of one fused tensor, all activations") {
   for (int32_t act : {SEATRT_ACT_GELU_TANH, SEATRT_ACT_SILU, SEATRT_ACT_GELU_ERF}) {
     Tensor out(SEATRT_DTYPE_F32, {m, inter});
     seatrt_glu_args args{sizeof(seatrt_glu_args), act, &gate, &up, out.get()};
-    cpu::glu(ctx(), &args);
+    cpu::glu(ctx(), args);
     std::vector<double> expected;
     for (int64_t r = 0; r < m; ++r) {
       for (int64_t i = 0; i < inter; ++i) {
@@ -83,7 +83,7 @@ TEST_CASE("glu on strided gate/up views of one fused tensor, all activations") {
   }
   Tensor out(SEATRT_DTYPE_F32, {m, inter});
   seatrt_glu_args args{sizeof(seatrt_glu_args), 7, &gate, &up, out.get()};
-  CHECK(test::error_of([&] { cpu::glu(ctx(), &args); }) == SEATRT_ERR_INVALID_ARG);
+  CHECK(test::error_of([&] { cpu::glu(ctx(), args); }) == SEATRT_ERR_INVALID_ARG);
 }
 
 TEST_CASE("rope: NeoX half-split over the whole head dim; zero frequencies pass through") {
@@ -95,8 +95,8 @@ TEST_CASE("rope: NeoX half-split over the whole head dim; zero frequencies pass 
   // Proportional style: the first 4 pairs rotate, the rest have frequency 0.
   Tensor inv_freq(SEATRT_DTYPE_F32, {half});
   for (int64_t i = 0; i < half; ++i) inv_freq.set(i, i < 4 ? std::pow(1e6, -2.0 * static_cast<double>(i) / static_cast<double>(dim)) : 0.0);
-  seatrt_rope_args args{sizeof(seatrt_rope_args), x.get(), positions.get(), inv_freq.get(), x.get()};
-  cpu::rope(ctx(), &args);
+  seatrt_rope_args args{sizeof(seatrt_rope_args), x.get(), positions.get(), inv_freq.get(), x.get(), 0, {}};
+  cpu::rope(ctx(), args);
   std::vector<double> expected(static_cast<size_t>(x.numel()));
   for (int64_t t = 0; t < tokens; ++t) {
     for (int64_t h = 0; h < heads; ++h) {
@@ -122,5 +122,5 @@ TEST_CASE("rope: NeoX half-split over the whole head dim; zero frequencies pass 
   for (int64_t i = 0; i < heads * dim; ++i) CHECK(x.at(i) == x0.at(i));
   Tensor bad_freq(SEATRT_DTYPE_F32, {half + 1});
   args.inv_freq = bad_freq.get();
-  CHECK(test::error_of([&] { cpu::rope(ctx(), &args); }) == SEATRT_ERR_INVALID_ARG);
+  CHECK(test::error_of([&] { cpu::rope(ctx(), args); }) == SEATRT_ERR_INVALID_ARG);
 }

@@ -1,5 +1,6 @@
-// The provider's C table: probe, options, memory, layouts, statuses for bad
-// arguments, and results that do not depend on the thread count.
+// The provider's C table: probe, options, memory, layouts, run/supports
+// (statuses for bad arguments, the struct_size rule), and results that do
+// not depend on the thread count.
 #include <catch2/catch.hpp>
 
 #include <cstddef>
@@ -8,6 +9,7 @@
 
 #include "fake_host.hpp"
 #include "provider_table.hpp"
+#include "seatrt/cpp/op_registry.hpp"
 #include "test_support.hpp"
 
 using namespace seatrt;
@@ -44,10 +46,13 @@ TEST_CASE("descriptor and probe") {
   REQUIRE(test::take_status(api().probe(&probe)) == SEATRT_OK);
   CHECK(probe.score == 1);
   CHECK_THAT(std::string(probe.detail), Catch::Contains("threads"));
-  CHECK(api().graph_begin == nullptr);
-  CHECK(api().graph_end == nullptr);
-  CHECK(api().graph_launch == nullptr);
-  CHECK(api().graph_destroy == nullptr);
+  // The CPU provider plans nothing: the host runs a graph's nodes in order.
+  CHECK(api().plan == nullptr);
+  CHECK(api().plan_launch == nullptr);
+  CHECK(api().plan_destroy == nullptr);
+  CHECK(api().plan_describe == nullptr);
+  CHECK(api().supports != nullptr);
+  CHECK(api().run != nullptr);
 }
 
 TEST_CASE("create reads [kernels.options] and refuses bad ones with a named problem") {
@@ -100,35 +105,138 @@ TEST_CASE("memory: 256-byte aligned host memory, memcpy copies, no-op streams") 
   api().destroy(ctx);
 }
 
-TEST_CASE("operations through the table return statuses, never crash") {
+TEST_CASE("run returns statuses naming the problem, never crashes") {
   seatrt_kernel_context* ctx = make("threads = 2");
   std::string msg;
-  CHECK(test::take_status(api().rms_norm(ctx, nullptr, nullptr), &msg) == SEATRT_ERR_INVALID_ARG);
-  CHECK_THAT(msg, Catch::Contains("rms_norm: args is NULL"));
-  seatrt_linear_args linear{sizeof linear, nullptr, nullptr, nullptr};
-  CHECK(test::take_status(api().linear(ctx, nullptr, &linear), &msg) == SEATRT_ERR_INVALID_ARG);
-  CHECK_THAT(msg, Catch::Contains("linear: x is NULL"));
+  CHECK(test::take_status(api().run(ctx, nullptr, nullptr), &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK_THAT(msg, Catch::Contains("op is NULL"));
+  seatrt_op op{sizeof op, SEATRT_OP_RMS_NORM, nullptr};
+  CHECK(test::take_status(api().run(ctx, nullptr, &op), &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK_THAT(msg, Catch::Contains("rms_norm: no args"));
+  seatrt_linear_args linear{};
+  linear.struct_size = sizeof linear;
+  op = sdk::make_op<SEATRT_OP_LINEAR>(linear);
+  CHECK(test::take_status(api().run(ctx, nullptr, &op), &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK_THAT(msg, Catch::Contains("linear: 'x' is required"));
   seatrt_moe_args moe{};
   moe.struct_size = sizeof moe;
   moe.num_experts = 2;
-  CHECK(test::take_status(api().moe(ctx, nullptr, &moe)) == SEATRT_ERR_INVALID_ARG);
+  op = sdk::make_op<SEATRT_OP_MOE>(moe);
+  CHECK(test::take_status(api().run(ctx, nullptr, &op)) == SEATRT_ERR_INVALID_ARG);
+  op.kind = 99;
+  CHECK(test::take_status(api().run(ctx, nullptr, &op), &msg) == SEATRT_ERR_UNSUPPORTED);
+  CHECK_THAT(msg, Catch::Contains("unknown op kind 99"));
+  CHECK(api().supports(ctx, &op) == 0);
+  CHECK(api().supports(ctx, nullptr) == 0);
   seatrt_linear_weight w{};
   CHECK(test::take_status(api().prepare_weight(ctx, &w)) == SEATRT_ERR_INVALID_ARG);
-  CHECK(test::take_status(api().sample(nullptr, nullptr, nullptr)) == SEATRT_ERR_INVALID_ARG);
-  // The ABI 1.4 slots are filled and checked like every other.
-  REQUIRE(api().struct_size >= offsetof(seatrt_kernel_api, add_rms_norm_pair) + sizeof(api().add_rms_norm_pair));
-  CHECK(test::take_status(api().qkv_norm_rope_store(ctx, nullptr, nullptr), &msg) == SEATRT_ERR_INVALID_ARG);
-  CHECK_THAT(msg, Catch::Contains("qkv_norm_rope_store: args is NULL"));
-  seatrt_add_rms_norm_pair_args pair{};
-  pair.struct_size = sizeof pair;
-  CHECK(test::take_status(api().add_rms_norm_pair(ctx, nullptr, &pair), &msg) == SEATRT_ERR_INVALID_ARG);
-  CHECK_THAT(msg, Catch::Contains("add_rms_norm_pair: a is NULL"));
-  // So is the ABI 1.5 one.
-  REQUIRE(api().struct_size >= offsetof(seatrt_kernel_api, route) + sizeof(api().route));
-  seatrt_route_args route{};
-  route.struct_size = sizeof route;
-  CHECK(test::take_status(api().route(ctx, nullptr, &route), &msg) == SEATRT_ERR_INVALID_ARG);
-  CHECK_THAT(msg, Catch::Contains("route: x is NULL"));
+  op = seatrt_op{sizeof op, SEATRT_OP_SAMPLE, nullptr};
+  CHECK(test::take_status(api().run(nullptr, nullptr, &op)) == SEATRT_ERR_INVALID_ARG);
+  api().destroy(ctx);
+}
+
+TEST_CASE("run follows the struct_size rule: shorter reads zeros, longer must be zero beyond") {
+  seatrt_kernel_context* ctx = make("threads = 2");
+  std::mt19937 rng(73);
+  Tensor x = test::random_tensor(rng, SEATRT_DTYPE_F32, {3, 8});
+  Tensor w = test::random_tensor(rng, SEATRT_DTYPE_F32, {8});
+  Tensor full(SEATRT_DTYPE_F32, {3, 8}), shorter(SEATRT_DTYPE_F32, {3, 8});
+  // A caller compiled before weight_offset: the offset reads as 0.
+  struct {
+    seatrt_rms_norm_args args;
+    unsigned char tail[16];
+  } wide{};
+  wide.args = {sizeof(seatrt_rms_norm_args), x.get(), w.get(), 1e-6f, full.get(), 0.0f};
+  seatrt_op op = sdk::make_op<SEATRT_OP_RMS_NORM>(wide.args);
+  REQUIRE(test::take_status(api().run(ctx, nullptr, &op)) == SEATRT_OK);
+  seatrt_rms_norm_args old = wide.args;
+  old.out = shorter.get();
+  old.weight_offset = 5.0f;  // beyond the old struct_size: must not be read
+  old.struct_size = offsetof(seatrt_rms_norm_args, weight_offset);
+  op = sdk::make_op<SEATRT_OP_RMS_NORM>(old);
+  CHECK(api().supports(ctx, &op) == 1);
+  REQUIRE(test::take_status(api().run(ctx, nullptr, &op)) == SEATRT_OK);
+  CHECK(test::bitwise_equal(full, shorter));
+  // A newer caller's struct: zero bytes beyond are fine, set ones are not ours.
+  wide.args.struct_size = sizeof wide;
+  op = seatrt_op{sizeof op, SEATRT_OP_RMS_NORM, &wide};
+  CHECK(api().supports(ctx, &op) == 1);
+  CHECK(test::take_status(api().run(ctx, nullptr, &op)) == SEATRT_OK);
+  wide.tail[3] = 1;
+  CHECK(api().supports(ctx, &op) == 0);
+  std::string msg;
+  CHECK(test::take_status(api().run(ctx, nullptr, &op), &msg) == SEATRT_ERR_UNSUPPORTED);
+  CHECK_THAT(msg, Catch::Contains("rms_norm"));
+  api().destroy(ctx);
+}
+
+TEST_CASE("supports answers by kind, enum values, dtypes and devices without running") {
+  seatrt_kernel_context* ctx = make("threads = 1");
+  Tensor a(SEATRT_DTYPE_F32, {2, 4}), out(SEATRT_DTYPE_F32, {2, 4}), ints(SEATRT_DTYPE_I32, {2, 4});
+  seatrt_elementwise_args ew{sizeof ew, SEATRT_EW_SIGMOID, a.get(), nullptr, 0.0f, out.get()};
+  seatrt_op op = sdk::make_op<SEATRT_OP_ELEMENTWISE>(ew);
+  CHECK(api().supports(ctx, &op) == 1);
+  ew.op = SEATRT_EW_MUL_ROWS + 1;
+  CHECK(api().supports(ctx, &op) == 0);
+  ew.op = SEATRT_EW_ADD;
+  ew.b = ints.get();
+  CHECK(api().supports(ctx, &op) == 0);
+  ew.b = a.get();
+  CHECK(api().supports(ctx, &op) == 1);
+  seatrt_tensor on_gpu = a.desc();
+  on_gpu.device.kind = SEATRT_DEVICE_CUDA;
+  ew.a = &on_gpu;
+  CHECK(api().supports(ctx, &op) == 0);
+  ew.a = a.get();
+  ew.out = nullptr;  // required
+  CHECK(api().supports(ctx, &op) == 0);
+  // Every 2.0 kind is known; a kind past the table is not.
+  for (int32_t kind = SEATRT_OP_ELEMENTWISE; kind < SEATRT_OP_KIND_END_2_0; ++kind) {
+    CHECK(sdk::op_info(kind) != nullptr);
+  }
+  seatrt_op unknown{sizeof unknown, SEATRT_OP_KIND_END_2_0, &ew};
+  CHECK(api().supports(ctx, &unknown) == 0);
+  seatrt_router_topk_args router{};
+  router.struct_size = sizeof router;
+  Tensor logits(SEATRT_DTYPE_F32, {1, 4}), ids(SEATRT_DTYPE_I32, {1, 2}), weights(SEATRT_DTYPE_F32, {1, 2});
+  router.logits = logits.get();
+  router.ids = ids.get();
+  router.weights = weights.get();
+  router.top_k = 2;
+  router.scoring = SEATRT_ROUTER_SIGMOID;
+  op = sdk::make_op<SEATRT_OP_ROUTER_TOPK>(router);
+  CHECK(api().supports(ctx, &op) == 1);
+  router.scoring = 7;
+  CHECK(api().supports(ctx, &op) == 0);
+  std::string msg;
+  CHECK(test::take_status(api().run(ctx, nullptr, &op), &msg) == SEATRT_ERR_UNSUPPORTED);
+  CHECK_THAT(msg, Catch::Contains("scoring"));
+  api().destroy(ctx);
+}
+
+TEST_CASE("sample runs through run, logit bias included") {
+  seatrt_kernel_context* ctx = make("threads = 2");
+  Tensor logits(SEATRT_DTYPE_F32, {1, 4});
+  for (int64_t i = 0; i < 4; ++i) logits.set(i, i == 1 ? 1.0 : 0.0);
+  const int32_t bias_ids[] = {2};
+  const float bias_values[] = {2.0f};
+  seatrt_sampling_row row{};
+  row.struct_size = sizeof row;
+  row.top_p = 1.0f;
+  row.repetition_penalty = 1.0f;
+  row.bias_ids = bias_ids;
+  row.bias_values = bias_values;
+  row.num_bias = 1;
+  int32_t token = -1;
+  seatrt_sample_args args{};
+  args.struct_size = sizeof args;
+  args.logits = logits.get();
+  args.rows = &row;
+  args.token = &token;
+  const seatrt_op op = sdk::make_op<SEATRT_OP_SAMPLE>(args);
+  CHECK(api().supports(ctx, &op) == 1);
+  REQUIRE(test::take_status(api().run(ctx, nullptr, &op)) == SEATRT_OK);
+  CHECK(token == 2);  // greedy over the biased logits
   api().destroy(ctx);
 }
 
@@ -158,10 +266,10 @@ TEST_CASE("results are bitwise identical with 1 and 5 threads") {
     Tensor out(SEATRT_DTYPE_F32, {tokens, hidden});
     seatrt_moe_args args{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, static_cast<int32_t>(experts), x.get(), ids.get(),
                          weights.get(), gate.data(), up.data(), down.data(), out.get()};
-    cpu::moe(ctx, &args);
+    cpu::moe(ctx, args);
     Tensor lin(SEATRT_DTYPE_F32, {tokens, inter});
-    seatrt_linear_args largs{sizeof largs, x.get(), &gate[0], lin.get()};
-    cpu::linear(ctx, &largs);
+    seatrt_linear_args largs{sizeof largs, x.get(), &gate[0], lin.get(), nullptr};
+    cpu::linear(ctx, largs);
     std::vector<unsigned char> bytes(out.bytes(), out.bytes() + out.numel() * 4);
     bytes.insert(bytes.end(), lin.bytes(), lin.bytes() + lin.numel() * 4);
     results.push_back(bytes);
@@ -175,16 +283,16 @@ TEST_CASE("one context used from two threads at once gives the same results") {
   Tensor x = test::random_tensor(rng, SEATRT_DTYPE_F32, {6, 128});
   cpu::Context ctx(3);
   Tensor expected(SEATRT_DTYPE_F32, {6, 96});
-  seatrt_linear_args args{sizeof args, x.get(), &w.weight, expected.get()};
-  cpu::linear(ctx, &args);
+  seatrt_linear_args args{sizeof args, x.get(), &w.weight, expected.get(), nullptr};
+  cpu::linear(ctx, args);
   std::vector<Tensor> outs(2, Tensor(SEATRT_DTYPE_F32, {6, 96}));
   std::vector<int> mismatches(2, 0);
   std::vector<std::thread> threads;
   for (size_t i = 0; i < 2; ++i) {
     threads.emplace_back([&, i] {
       for (int iter = 0; iter < 25; ++iter) {
-        seatrt_linear_args a{sizeof a, x.get(), &w.weight, outs[i].get()};
-        cpu::linear(ctx, &a);
+        seatrt_linear_args a{sizeof a, x.get(), &w.weight, outs[i].get(), nullptr};
+        cpu::linear(ctx, a);
         if (std::memcmp(outs[i].bytes(), expected.bytes(), 6 * 96 * 4) != 0) ++mismatches[i];
       }
     });

@@ -59,8 +59,8 @@ TEST_CASE("router_topk: fp32 softmax over all experts, top-k, renormalise, per-e
   for (bool renorm : {false, true}) {
     for (bool scaled : {false, true}) {
       seatrt_router_topk_args args{sizeof(seatrt_router_topk_args), logits.get(), static_cast<int32_t>(k),
-                                   renorm ? 1 : 0, scaled ? pes.get() : nullptr, ids.get(), weights.get()};
-      cpu::router_topk(ctx(), &args);
+                                   renorm ? 1 : 0, scaled ? pes.get() : nullptr, ids.get(), weights.get(), SEATRT_ROUTER_SOFTMAX, 0, 0, 0.0f, nullptr};
+      cpu::router_topk(ctx(), args);
       const std::vector<double> scale = pes.values();
       const Routed ref = router_ref(logits.values(), experts, k, renorm, scaled ? &scale : nullptr);
       for (int64_t i = 0; i < tokens * k; ++i) REQUIRE(ids.as<int32_t>()[i] == ref.ids[static_cast<size_t>(i)]);
@@ -74,17 +74,44 @@ TEST_CASE("router_topk: ties go to the lower expert id; NaN logits are reported"
   for (int64_t e = 0; e < 6; ++e) logits.set(e, e == 4 ? 2.0 : 1.0);
   Tensor ids(SEATRT_DTYPE_I32, {1, 3});
   Tensor weights(SEATRT_DTYPE_F32, {1, 3});
-  seatrt_router_topk_args args{sizeof(seatrt_router_topk_args), logits.get(), 3, 1, nullptr, ids.get(), weights.get()};
-  cpu::router_topk(ctx(), &args);
+  seatrt_router_topk_args args{sizeof(seatrt_router_topk_args), logits.get(), 3, 1, nullptr, ids.get(), weights.get(), SEATRT_ROUTER_SOFTMAX, 0, 0, 0.0f, nullptr};
+  cpu::router_topk(ctx(), args);
   CHECK(ids.as<int32_t>()[0] == 4);
   CHECK(ids.as<int32_t>()[1] == 0);
   CHECK(ids.as<int32_t>()[2] == 1);
   logits.set(2, NAN);
   std::string msg;
-  CHECK(test::error_of([&] { cpu::router_topk(ctx(), &args); }, &msg) == SEATRT_ERR_NON_FINITE);
+  CHECK(test::error_of([&] { cpu::router_topk(ctx(), args); }, &msg) == SEATRT_ERR_NON_FINITE);
   CHECK_THAT(msg, Catch::Contains("logits[0, 2]"));
   args.top_k = 7;
-  CHECK(test::error_of([&] { cpu::router_topk(ctx(), &args); }) == SEATRT_ERR_INVALID_ARG);
+  CHECK(test::error_of([&] { cpu::router_topk(ctx(), args); }) == SEATRT_ERR_INVALID_ARG);
+}
+
+TEST_CASE("router_topk: groups must split the experts evenly and keep enough of them") {
+  Tensor logits(SEATRT_DTYPE_F32, {1, 6});
+  for (int64_t e = 0; e < 6; ++e) logits.set(e, 0.1 * static_cast<double>(e));
+  Tensor ids(SEATRT_DTYPE_I32, {1, 2});
+  Tensor weights(SEATRT_DTYPE_F32, {1, 2});
+  seatrt_router_topk_args args{sizeof(seatrt_router_topk_args), logits.get(), 2, 0, nullptr, ids.get(), weights.get(),
+                               SEATRT_ROUTER_SIGMOID, 3, 1, 0.0f, nullptr};
+  // Groups {0,1} {2,3} {4,5}: the last scores highest and is the only one kept.
+  cpu::router_topk(ctx(), args);
+  CHECK(ids.as<int32_t>()[0] == 5);
+  CHECK(ids.as<int32_t>()[1] == 4);
+  std::string msg;
+  args.num_groups = 4;  // 6 experts do not split into 4 groups
+  CHECK(test::error_of([&] { cpu::router_topk(ctx(), args); }, &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK_THAT(msg, Catch::Contains("equal groups"));
+  args.num_groups = 6;  // groups of one expert have no "two largest"
+  CHECK(test::error_of([&] { cpu::router_topk(ctx(), args); }) == SEATRT_ERR_INVALID_ARG);
+  args.num_groups = 3;
+  args.top_groups = 4;
+  CHECK(test::error_of([&] { cpu::router_topk(ctx(), args); }, &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK_THAT(msg, Catch::Contains("top_groups"));
+  args.top_groups = 1;
+  args.top_k = 3;  // more than the one kept group's two experts
+  CHECK(test::error_of([&] { cpu::router_topk(ctx(), args); }, &msg) == SEATRT_ERR_INVALID_ARG);
+  CHECK_THAT(msg, Catch::Contains("eligible"));
 }
 
 TEST_CASE("moe: weighted sum of gated experts, dense and NVFP4 experts") {
@@ -122,7 +149,7 @@ TEST_CASE("moe: weighted sum of gated experts, dense and NVFP4 experts") {
     Tensor out(SEATRT_DTYPE_F32, {tokens, hidden});
     seatrt_moe_args args{sizeof(seatrt_moe_args), SEATRT_ACT_GELU_TANH, static_cast<int32_t>(experts), x.get(), ids.get(),
                          weights.get(), gate.data(), up.data(), down.data(), out.get()};
-    cpu::moe(ctx(), &args);
+    cpu::moe(ctx(), args);
     std::vector<double> expected(static_cast<size_t>(tokens * hidden), 0.0);
     for (int64_t t = 0; t < tokens; ++t) {
       for (int64_t j = 0; j < k; ++j) {
@@ -147,10 +174,10 @@ TEST_CASE("moe: weighted sum of gated experts, dense and NVFP4 experts") {
     // An expert id outside the arrays is refused before anything is written.
     ids.as<int32_t>()[5] = static_cast<int32_t>(experts);
     std::string msg;
-    CHECK(test::error_of([&] { cpu::moe(ctx(), &args); }, &msg) == SEATRT_ERR_INVALID_ARG);
+    CHECK(test::error_of([&] { cpu::moe(ctx(), args); }, &msg) == SEATRT_ERR_INVALID_ARG);
     CHECK_THAT(msg, Catch::Contains("ids[1, 2] = 5"));
     ids.as<int32_t>()[5] = 1;
     down[1].in_features = inter + 16;
-    CHECK(test::error_of([&] { cpu::moe(ctx(), &args); }, &msg) == SEATRT_ERR_INVALID_ARG);
+    CHECK(test::error_of([&] { cpu::moe(ctx(), args); }, &msg) == SEATRT_ERR_INVALID_ARG);
   }
 }

@@ -53,7 +53,7 @@ Outputs run(Tensor& logits, std::vector<seatrt_sampling_row>& rows, int32_t num_
   args.top_ids = o.top_ids.data();
   args.top_logprobs = o.top_logprobs.data();
   args.non_finite = o.non_finite.data();
-  cpu::sample(ctx(), &args);
+  cpu::sample(ctx(), args);
   return o;
 }
 
@@ -236,7 +236,7 @@ TEST_CASE("sample refuses bad rows and outputs") {
   args.struct_size = sizeof args;
   args.logits = logits.get();
   args.rows = rows.data();
-  CHECK(test::error_of([&] { cpu::sample(ctx(), &args); }) == SEATRT_ERR_INVALID_ARG);  // token NULL
+  CHECK(test::error_of([&] { cpu::sample(ctx(), args); }) == SEATRT_ERR_INVALID_ARG);  // token NULL
 }
 
 TEST_CASE("logit bias (ABI 1.7): added to the raw logit before the penalties; logprobs stay raw") {

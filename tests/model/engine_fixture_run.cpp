@@ -10,7 +10,7 @@
 namespace seatrt::test {
 
 EngineRun run_engine_greedy(const model::LoadedModel& loaded, const std::vector<std::vector<int32_t>>& prompts,
-                            int32_t new_tokens, engine::KvDtype kv_dtype, bool graphs) {
+                            int32_t new_tokens, engine::KvDtype kv_dtype, bool repeat_decode) {
   const auto& info = loaded.info();
   engine::KvPlanInput in;
   for (int32_t l = 0; l < info.num_layers; ++l) {
@@ -33,7 +33,7 @@ EngineRun run_engine_greedy(const model::LoadedModel& loaded, const std::vector<
   abi.vocab_size = info.vocab_size;
   abi.layers = in.layers;
   auto runner = std::make_unique<engine::AbiModelRunner>(abi, plan, in.max_num_batched_tokens, in.max_num_seqs,
-                                                         in.max_model_len, graphs);
+                                                         in.max_model_len, repeat_decode);
   const engine::AbiModelRunner* runner_view = runner.get();
   engine::EngineConfig config;
   config.scheduler = {in.max_num_seqs, in.max_num_batched_tokens, 64};
@@ -67,8 +67,8 @@ EngineRun run_engine_greedy(const model::LoadedModel& loaded, const std::vector<
     const auto f = done[p].get();
     if (f.reason != engine::FinishReason::length) run.errors[p] = f.error.empty() ? "did not finish by length" : f.error;
   }
-  run.graph_replays = runner_view->graph_replays();
-  run.graphs_off_reason = runner_view->graphs_off_reason();
+  run.repeating_steps = runner_view->repeating_steps();
+  run.repeating_shapes = runner_view->repeating_shapes();
   return run;
 }
 

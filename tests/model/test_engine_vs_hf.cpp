@@ -37,6 +37,13 @@ void check_against_hf(const std::string& name) {
       CHECK(lp <= 0.0f);
     }
   }
+  // Decode padded to repeating shapes: each planned once, replayed.
+  const auto replayed = test::run_engine_greedy(loaded, prompts, new_tokens, engine::KvDtype::fp32, true);
+  CHECK(replayed.repeating_steps > replayed.repeating_shapes);
+  for (size_t p = 0; p < prompts.size(); ++p) {
+    INFO(name << " prompt " << p << " through repeating shapes: " << replayed.errors[p]);
+    CHECK(replayed.tokens[p] == greedy[p]);
+  }
   const auto rounded = test::run_engine_greedy(loaded, prompts, new_tokens, engine::KvDtype::bf16, false);
   size_t same = 0;
   for (size_t p = 0; p < prompts.size(); ++p) same += rounded.tokens[p] == greedy[p] ? 1 : 0;

@@ -2,12 +2,12 @@
 // transformers' gemma4 on the dequantized fixture weights; see
 // tools/fixtures/make_gemma4_fixtures.py): logits, per-layer hidden states,
 // router top-k, and 32-token greedy continuations, for the MoE and the dense
-// fixture, loaded through the real plugins on the CPU provider.
+// fixture, loaded through the real plugins on the CPU provider.  The traced
+// step runs node by node; the greedy continuation through planned steps.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 
 #include "fixture_support.hpp"
@@ -142,35 +142,6 @@ void check_fixture(const std::string& name) {
 TEST_CASE("gemma4 MoE fixture matches the HF reference", "[parity]") { check_fixture("gemma4-tiny-moe"); }
 
 TEST_CASE("gemma4 dense fixture matches the HF reference", "[parity]") { check_fixture("gemma4-tiny-dense"); }
-
-// The same through the unfused sequences (what a provider without the ABI
-// 1.1/1.2 fused operations runs; the CPU provider has them all, so only this
-// switch reaches that code here).
-TEST_CASE("gemma4 fixtures match the HF reference through the unfused sequences", "[parity]") {
-  setenv("SEATRT_GEMMA4_FUSED", "0", 1);
-  struct Unset {
-    ~Unset() { unsetenv("SEATRT_GEMMA4_FUSED"); }
-  } unset;
-  check_fixture("gemma4-tiny-moe");
-  check_fixture("gemma4-tiny-dense");
-}
-
-// Through the ABI 1.4 add_rms_norm_pair, which the plugin takes by default
-// only for forwards of more than 64 tokens (the fixtures' prompts are
-// shorter: SEATRT_GEMMA4_FUSED=pair forces it), without the ABI 1.5 route
-// (=1.4: the router's norms, Linear and top-k as three calls), and without
-// qkv_norm_rope_store (=1.3: the 1.1-1.3 operations only).
-TEST_CASE("gemma4 MoE fixture matches the HF reference with add_rms_norm_pair and without the 1.4/1.5 ops",
-          "[parity]") {
-  struct Unset {
-    ~Unset() { unsetenv("SEATRT_GEMMA4_FUSED"); }
-  } unset;
-  for (const char* setting : {"pair", "1.4", "1.3"}) {
-    INFO("SEATRT_GEMMA4_FUSED=" << setting);
-    setenv("SEATRT_GEMMA4_FUSED", setting, 1);
-    check_fixture("gemma4-tiny-moe");
-  }
-}
 
 }  // namespace
 }  // namespace seatrt::test

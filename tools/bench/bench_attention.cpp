@@ -2,8 +2,8 @@
 // shapes, through the plugin ABI only: 30 layers (25 sliding: 8 KV heads x
 // 256, window 1024, K and V; 5 full: 2 KV heads x 512, one tensor), 16 q
 // heads, fp8 paged KV cache, one query row per sequence, every sequence at
-// the same context.  For each context and batch it replays the 30 layers from
-// a CUDA graph twice: through the decode kernel (max_query_len 1) and through
+// the same context.  For each context and batch it launches the 30 layers
+// from a plan twice: through the decode kernel (max_query_len 1) and through
 // the general kernel (max_query_len 2 routes a decode batch there: the
 // kernel before the decode path existed), beside the KV byte limit (K and V
 // bytes read once per (sequence, KV head) / measured copy bandwidth).
@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
             aa.window = y.sliding ? static_cast<int32_t>(window) : 0;
             aa.scale = 1.0f;
             aa.out = &ot;
-            ok(K->attention(C, S, &aa), "attention");
+            run<SEATRT_OP_ATTENTION>(aa, "attention");
           }
         };
         const double t_new = time_graph([&] { step(1); }, iters);

@@ -12,12 +12,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "seatrt/cpp/graph.hpp"
+#include "seatrt/cpp/op_registry.hpp"
 #include "seatrt/cpp/tensor.hpp"
 #include "seatrt/seatrt.h"
 
@@ -114,16 +117,49 @@ inline double time_it(const std::function<void()>& step, int iters, int reps = 5
   return t[t.size() / 2];
 }
 
-// Same, replaying `step` captured into a CUDA graph.
+// While time_plan records a step, the operations it runs are appended here
+// instead of run.
+inline seatrt::sdk::GraphBuilder* recording = nullptr;
+
+// Appends an operation to `g` with copies of the tensor descriptors it
+// points at: a step's descriptors are often its locals, and a plan keeps
+// pointers into its graph.  Weights and caches must outlive the plan.
+template <seatrt_op_kind Kind>
+void record(seatrt::sdk::GraphBuilder& g, const typename seatrt::sdk::OpArgs<Kind>::type& args, const char* what) {
+  auto& copy = g.add<Kind>(args, what);
+  auto* bytes = reinterpret_cast<char*>(&copy);
+  for (const seatrt::sdk::OpField& f : seatrt::sdk::op_info(Kind)->fields) {
+    if (f.type != seatrt::sdk::FieldType::tensor) continue;
+    const seatrt_tensor* t = nullptr;
+    std::memcpy(&t, bytes + f.offset, sizeof t);
+    if (!t) continue;
+    const seatrt_tensor* kept = g.tensor(*t);
+    std::memcpy(bytes + f.offset, &kept, sizeof kept);
+  }
+}
+
+// Runs one operation on S, or records it while a plan is being recorded.
+template <seatrt_op_kind Kind>
+void run(const typename seatrt::sdk::OpArgs<Kind>::type& args, const char* what) {
+  if (recording) return record<Kind>(*recording, args, what);
+  const seatrt_op op = seatrt::sdk::make_op<Kind>(args);
+  ok(K->run(C, S, &op), what);
+}
+
+// Same as time_it, launching `step` recorded into a plan made for many
+// launches (what a repeating decode step runs).
 inline double time_graph(const std::function<void()>& step, int iters) {
-  step();  // uploads tables / grows scratch outside the capture
+  step();  // uploads tables / grows scratch before planning
   ok(K->stream_sync(C, S), "sync");
-  ok(K->graph_begin(C, S), "graph_begin");
+  seatrt::sdk::GraphBuilder g;
+  recording = &g;
   step();
-  seatrt_graph* g = nullptr;
-  ok(K->graph_end(C, S, &g), "graph_end");
-  const double t = time_it([&] { ok(K->graph_launch(C, S, g), "graph_launch"); }, iters);
-  K->graph_destroy(C, g);
+  recording = nullptr;
+  const seatrt_op_graph graph = g.graph("bench step", 0);
+  seatrt_plan* plan = nullptr;
+  ok(K->plan(C, &graph, &plan), "plan");
+  const double t = time_it([&] { ok(K->plan_launch(C, S, plan), "plan_launch"); }, iters);
+  K->plan_destroy(C, plan);
   return t;
 }
 

@@ -5,7 +5,8 @@
 //  - one decode step's quantized Linears outside the experts (30 layers of
 //    q/k/v/o + dense MLP), the MoE of 30 layers (128 experts, top-8, router
 //    ids drawn uniformly per token) and the bf16 tied LM head, at batch
-//    1/4/8/16/32, eager and replayed from a CUDA graph;
+//    1/4/8/16/32, eager (run per op) and launched from a plan made for
+//    many launches;
 //  - paged attention of 30 layers over 1024 cached fp8 tokens per sequence;
 // each beside its byte limit (bytes actually read / copy bandwidth).
 // Weights are random bytes (scales kept in a sane E4M3 range).  Norms, RoPE,
@@ -232,8 +233,8 @@ int main(int argc, char** argv) {
           for (const auto& w : lin[l]) {
             seatrt_tensor xt = tensor(x, SEATRT_DTYPE_BF16, B, w.in_features);
             seatrt_tensor yt = tensor(y, SEATRT_DTYPE_BF16, B, w.out_features);
-            seatrt_linear_args la{sizeof la, &xt, &w, &yt};
-            ok(K->linear(C, S, &la), "linear");
+            seatrt_linear_args la{sizeof la, &xt, &w, &yt, nullptr};
+            run<SEATRT_OP_LINEAR>(la, "linear");
           }
       };
       std::vector<seatrt_tensor> idt(layers), wt(layers);
@@ -245,13 +246,13 @@ int main(int argc, char** argv) {
         for (int l = 0; l < layers; ++l) {
           seatrt_tensor yt = tensor(y, SEATRT_DTYPE_BF16, B, H);
           seatrt_moe_args ma{sizeof ma, SEATRT_ACT_GELU_TANH, E, &xt_h, &idt[l], &wt[l], eg[l].data(), eu[l].data(), ed[l].data(), &yt};
-          ok(K->moe(C, S, &ma), "moe");
+          run<SEATRT_OP_MOE>(ma, "moe");
         }
       };
       auto head_step = [&] {
         seatrt_tensor yt = tensor(y, SEATRT_DTYPE_F32, B, V);
-        seatrt_linear_args la{sizeof la, &xt_h, &head, &yt};
-        ok(K->linear(C, S, &la), "lm head");
+        seatrt_linear_args la{sizeof la, &xt_h, &head, &yt, nullptr};
+        run<SEATRT_OP_LINEAR>(la, "lm head");
       };
       double kv_bytes = 0;
       for (const AttnLayer& L : attn) kv_bytes += static_cast<double>(B * ctx * L.heads * L.dim * (L.two ? 2 : 1));
@@ -287,7 +288,7 @@ int main(int argc, char** argv) {
           aa.window = L.two ? 1024 : 0;
           aa.scale = 1.0f;
           aa.out = &o;
-          ok(K->attention(C, S, &aa), "attention");
+          run<SEATRT_OP_ATTENTION>(aa, "attention");
         }
       };
       struct Part { std::string name; std::function<void()> step; double bytes; };
@@ -327,7 +328,7 @@ int main(int argc, char** argv) {
               for (int l = 0; l < layers; ++l) {
                 seatrt_tensor yt = tensor(y, SEATRT_DTYPE_F32, B, H);
                 seatrt_moe_args ma{sizeof ma, SEATRT_ACT_GELU_TANH, E, &x32, &idt[l], &wt[l], eg[l].data(), eu[l].data(), ed[l].data(), &yt};
-                ok(K->moe(C, S, &ma), "moe");
+                run<SEATRT_OP_MOE>(ma, "moe");
               }
             };
             parts.push_back({"MoE [" + v + "] x " + (f32 ? "f32" : "bf16"), step, distinct * layers * per_expert});

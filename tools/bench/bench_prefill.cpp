@@ -156,10 +156,10 @@ int main(int argc, char** argv) {
       seatrt_tensor idt = tensor(idd, SEATRT_DTYPE_I32, {T, kTopK}), wt = tensor(wd, SEATRT_DTYPE_F32, {T, kTopK});
       const Layer& L = distinct[0];
       for (int rep = 0; rep < 2; ++rep) {
-        seatrt_linear_args la{sizeof la, &xt, &L.lin[0], &yq};
-        ok(K->linear(C, S, &la), "linear");
+        seatrt_linear_args la{sizeof la, &xt, &L.lin[0], &yq, nullptr};
+        run<SEATRT_OP_LINEAR>(la, "linear");
         seatrt_moe_args ma{sizeof ma, SEATRT_ACT_GELU_TANH, kE, &xt, &idt, &wt, L.gate.data(), L.up.data(), L.down.data(), &yt};
-        ok(K->moe(C, S, &ma), "moe");
+        run<SEATRT_OP_MOE>(ma, "moe");
         ok(K->stream_sync(C, S), "sync");
       }
       std::printf("profile run done (%lld tokens)\n", static_cast<long long>(T));
@@ -190,8 +190,8 @@ int main(int argc, char** argv) {
             for (const auto& w : layer(l).lin) {
               seatrt_tensor xt = tensor(x, SEATRT_DTYPE_BF16, {T, w.in_features});
               seatrt_tensor yt = tensor(y, SEATRT_DTYPE_BF16, {T, w.out_features});
-              seatrt_linear_args la{sizeof la, &xt, &w, &yt};
-              ok(K->linear(C, S, &la), "linear");
+              seatrt_linear_args la{sizeof la, &xt, &w, &yt, nullptr};
+              run<SEATRT_OP_LINEAR>(la, "linear");
             }
         }, 1, 3);
         report("attn+dense MLP linears (30 layers)", t, flop);
@@ -203,8 +203,8 @@ int main(int argc, char** argv) {
           for (const seatrt_linear_weight* w : {&s5[0], &s5[1], &s5[3], &s5[4], &s5[6], &f5[0], &f5[1], &f5[2]}) {
             seatrt_tensor xt = tensor(x, SEATRT_DTYPE_BF16, {T, w->in_features});
             seatrt_tensor yt = tensor(y, SEATRT_DTYPE_BF16, {T, w->out_features});
-            seatrt_linear_args la{sizeof la, &xt, w, &yt};
-            const double ts = time_it([&] { ok(K->linear(C, S, &la), "linear (shape)"); }, 10, 3);
+            seatrt_linear_args la{sizeof la, &xt, w, &yt, nullptr};
+            const double ts = time_it([&] { run<SEATRT_OP_LINEAR>(la, "linear (shape)"); }, 10, 3);
             const double f = 2.0 * double(T) * double(w->out_features) * double(w->in_features);
             std::printf("|   %lld | linear N %lld x K %lld alone | %.3f | %.3f | %.1f |\n", static_cast<long long>(T),
                         static_cast<long long>(w->out_features), static_cast<long long>(w->in_features), ts * 1e3,
@@ -236,7 +236,7 @@ int main(int argc, char** argv) {
             const Layer& L = layer(l);
             seatrt_tensor yt = tensor(y, SEATRT_DTYPE_BF16, {T, kH});
             seatrt_moe_args ma{sizeof ma, SEATRT_ACT_GELU_TANH, kE, &xt, &idt, &wt, L.gate.data(), L.up.data(), L.down.data(), &yt};
-            ok(K->moe(C, S, &ma), "moe");
+            run<SEATRT_OP_MOE>(ma, "moe");
           }
         }, 1, 3);
         report("MoE experts, 128 x top-8 (30 layers)", tm, moe_flop);
@@ -250,11 +250,11 @@ int main(int argc, char** argv) {
           const double tr = time_it([&] {
             for (int l = 0; l < kLayers; ++l) {
               seatrt_tensor x1 = tensor(xa, SEATRT_DTYPE_BF16, {A, kH}), y1 = tensor(ya, SEATRT_DTYPE_BF16, {A, 2 * kI});
-              seatrt_linear_args l1{sizeof l1, &x1, &gu, &y1};
-              ok(K->linear(C, S, &l1), "linear (gate+up reference)");
+              seatrt_linear_args l1{sizeof l1, &x1, &gu, &y1, nullptr};
+              run<SEATRT_OP_LINEAR>(l1, "linear (gate+up reference)");
               seatrt_tensor x2 = tensor(ya, SEATRT_DTYPE_BF16, {A, kI}), y2 = tensor(xa, SEATRT_DTYPE_BF16, {A, kH});
-              seatrt_linear_args l2{sizeof l2, &x2, &dn, &y2};
-              ok(K->linear(C, S, &l2), "linear (down reference)");
+              seatrt_linear_args l2{sizeof l2, &x2, &dn, &y2, nullptr};
+              run<SEATRT_OP_LINEAR>(l2, "linear (down reference)");
             }
           }, 1, 3);
           total_ms -= tr * 1e3;  // not part of the step
@@ -314,7 +314,7 @@ int main(int argc, char** argv) {
           for (int64_t r = 0; r < T; ++r) keys += double(c.window > 0 ? std::min<int64_t>(r + 1, c.window) : r + 1);
           const int n_layers = kind == 0 ? 25 : 5;
           const double flop = 4.0 * keys * kQHeads * double(c.dim);  // QK^T and PV
-          const double t1 = time_it([&] { ok(K->attention(C, S, &aa), "attention"); }, 1, 2);
+          const double t1 = time_it([&] { run<SEATRT_OP_ATTENTION>(aa, "attention"); }, 1, 2);
           const std::string name = kind == 0 ? "attention, sliding 1024, hd 256, fp8 KV (25 layers)"
                                              : "attention, full causal, hd 512, fp8 KV (5 layers)";
           report(name.c_str(), t1 * n_layers, flop * n_layers);
@@ -323,7 +323,7 @@ int main(int argc, char** argv) {
             // batches (chosen by the max_query_len hint), for comparison.
             seatrt_attention_args base = aa;
             base.max_query_len = 1;
-            const double tb = time_it([&] { ok(K->attention(C, S, &base), "attention (baseline)"); }, 1, 1);
+            const double tb = time_it([&] { run<SEATRT_OP_ATTENTION>(base, "attention (baseline)"); }, 1, 1);
             total_ms -= tb * n_layers * 1e3;  // not part of the step
             report(("  baseline CUDA-core kernel: " + name).c_str(), tb * n_layers, flop * n_layers);
           }

@@ -25,7 +25,7 @@
 // tokens (batch 1, eager, unprofiled, the plugin's streams as configured):
 // one warm-up, then the median of three.  It answers "which environment
 // prefills faster" in one call; the server benchmark gives the TTFT.
-// --timeline B,...: for each B, decode steps replayed from the graphs
+// --timeline B,...: for each B, decode steps launched from the model's plans
 // (temperature 0.8, as the server runs them) with CUPTI recording every
 // kernel's start and end (cupti_trace.hpp), cut into steps by host
 // timestamps on CUPTI's clock: per step the span, the time no kernel runs,
@@ -230,8 +230,8 @@ class Pass {
   Pass& operator=(const Pass&) = delete;
 
   std::string kv_name() const { return eng::kv_dtype_name(plan_.dtype); }
-  int64_t graph_replays() const { return runner_->graph_replays(); }
-  const std::string& graphs_off_reason() const { return runner_->graphs_off_reason(); }
+  // Decode steps run as repeating shapes (launched from the model's plans).
+  int64_t graph_replays() const { return runner_->repeating_steps(); }
   bool host_sampled() const { return host_sampled_; }
   // The prompt step's host-clock time (forward + sample, synchronous), ms;
   // 0 when the prompts were fed a token per step.
@@ -390,7 +390,7 @@ void timeline_pass(const seatrt::model::LoadedModel& model, const Options& o, in
   std::vector<seatrt::bench::KernelRecord> records;
   int32_t replays = 0;
   {
-    // Tracing on before the pass captures its graphs (see cupti_trace.hpp).
+    // Tracing on before the pass plans its steps (see cupti_trace.hpp).
     trace.start();
     Pass pass(model, o, b, /*graphs=*/true, 0.8f);
     pass.record_windows(&trace, &windows);
@@ -511,8 +511,7 @@ std::map<int32_t, double> timed_passes(const Options& o, Clock::time_point deadl
         const char* mode = graphs ? "graphs" : "eager";
         const char* sampler = temperature > 0 ? "t=0.8" : "greedy";
         std::string notes;
-        if (graphs) notes = std::to_string(pass.graph_replays()) + " graph replays";
-        if (!pass.graphs_off_reason().empty()) notes += "; graphs off: " + pass.graphs_off_reason();
+        if (graphs) notes = std::to_string(pass.graph_replays()) + " steps launched from plans";
         if (pass.host_sampled()) notes += (notes.empty() ? "" : "; ") + std::string("host sampler");
         const double total = median(t.total);
         std::printf("%5d %-7s %-8s %4s %6zu %9.3f %9.3f %9.3f %9.3f %10.3f %8.0f  %s\n", b, mode, sampler,
@@ -564,7 +563,7 @@ void profile_pass(const Options& o, Clock::time_point deadline, const std::map<i
   const fs::path file = fs::temp_directory_path() / ("seatrt-step-profile-" + std::to_string(::getpid()) + ".tsv");
   std::vector<std::pair<int32_t, int32_t>> passes;  // (B, forward calls), in stream order
   // One stream per pass: the Gemma-4 plugin's second stream (the experts'
-  // branch, ABI 1.3) would be numbered among the passes' streams and its
+  // branch) would be numbered among the passes' streams and its
   // ops' times overlap the main stream's, so this pass keeps one stream
   // (the plugin reads the switch at each forward; the timed passes above
   // ran with both).

@@ -91,8 +91,6 @@ void release_context_memory(seatrt_kernel_context* ctx) {
   ctx->moe_tables.clear();
   if (ctx->pinned) cudaFreeHost(ctx->pinned);
   ctx->pinned = nullptr;
-  if (ctx->wait_event) cudaEventDestroy(ctx->wait_event);
-  ctx->wait_event = nullptr;
 }
 
 }  // namespace seatrt::cuda

@@ -17,7 +17,14 @@
 
 namespace seatrt::cuda {
 class Profiler;  // profile.hpp
-}
+
+// The planner's [kernels.options] (plan.cpp, README.md).
+struct PlanOptions {
+  bool fuse = true;            // fuse = false: every node runs as its own operation
+  int32_t streams = 2;         // 2: independent branches on a second stream
+  int64_t pair_min_rows = 65;  // rows from which a MoE layer's end is one add_rms_norm_pair
+};
+}  // namespace seatrt::cuda
 
 struct seatrt_kernel_context {
   int32_t device = 0;
@@ -33,6 +40,7 @@ struct seatrt_kernel_context {
   // dense BF16 weights at decode rows of F32 x on the prefill GEMM core
   // (GemvProblem::plane_out, k_linear.cu).
   bool lm_head_gemm = true;
+  seatrt::cuda::PlanOptions plan_options;
   std::mutex mutex;  // guards the maps below
   // Scratch memory per stream (streams may run concurrently).
   struct Scratch {
@@ -56,20 +64,11 @@ struct seatrt_kernel_context {
     bool vec = false;
   };
   std::map<std::vector<const void*>, MoeTable> moe_tables;
-  // The event stream_wait records and waits on (created on first use; one
-  // is enough: a wait takes the event's latest record at the time of the
-  // call, and record + wait happen under `mutex`).
-  cudaEvent_t wait_event = nullptr;
   // Pinned host buffer for sampling; sample() holds sample_mutex for its
   // whole call, so concurrent samples on different streams do not share it.
   std::mutex sample_mutex;
   void* pinned = nullptr;
   size_t pinned_bytes = 0;
-};
-
-struct seatrt_graph {
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
 };
 
 namespace seatrt::cuda {

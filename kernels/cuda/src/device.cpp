@@ -1,4 +1,5 @@
-// Device-level slots: probe, contexts, memory, streams and CUDA graphs.
+// Device-level slots: probe, contexts (and their options), memory and streams.
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -47,16 +48,31 @@ void probe(seatrt_kernel_probe* out) {
 
 namespace {
 
-// The provider's [kernels.options]: prefill_bf16 and lm_head_gemm are read here; the profile
-// keys are passed on to parse_profile_options (profile.cpp) as TOML text.
+[[noreturn]] void bad_option(const std::string& what) {
+  throw sdk::Error(SEATRT_ERR_INVALID_ARG, "cuda: [kernels.options] " + what);
+}
+
+// The provider's [kernels.options]: prefill_bf16, lm_head_gemm and the
+// planner's fuse, streams and pair_min_rows are read here; the profile keys
+// are passed on to parse_profile_options (profile.cpp) as TOML text.
 struct ProviderOptions {
   bool prefill_bf16 = false;
   bool lm_head_gemm = true;  // README.md: measured faster at batch 1-32
+  PlanOptions plan;
   ProfileOptions profile;
 };
 
-[[noreturn]] void bad_option(const std::string& what) {
-  throw sdk::Error(SEATRT_ERR_INVALID_ARG, "cuda: [kernels.options] " + what);
+bool read_bool(toml::table& table, const std::string& key) {
+  const auto value = table[key].value<bool>();
+  if (!table[key].is_boolean() || !value) bad_option(key + " must be true or false");
+  return *value;
+}
+
+int64_t read_int(toml::table& table, const std::string& key, int64_t lo, int64_t hi) {
+  const auto value = table[key].value<int64_t>();
+  if (!table[key].is_integer() || !value || *value < lo || *value > hi)
+    bad_option(key + " must be an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
+  return *value;
 }
 
 ProviderOptions parse_options(const char* options_toml) {
@@ -75,20 +91,17 @@ ProviderOptions parse_options(const char* options_toml) {
   std::vector<std::string> keys;
   for (const auto& [key, value] : table) keys.emplace_back(key.str());
   for (const std::string& key : keys) {
-    if (key == "prefill_bf16") {
-      const auto value = table[key].value<bool>();
-      if (!table[key].is_boolean() || !value) bad_option("prefill_bf16 must be true or false");
-      o.prefill_bf16 = *value;
-      table.erase(key);
-    } else if (key == "lm_head_gemm") {
-      const auto value = table[key].value<bool>();
-      if (!table[key].is_boolean() || !value) bad_option("lm_head_gemm must be true or false");
-      o.lm_head_gemm = *value;
-      table.erase(key);
-    } else if (key != "profile" && key != "profile_file") {
+    if (key == "profile" || key == "profile_file") continue;
+    if (key == "prefill_bf16") o.prefill_bf16 = read_bool(table, key);
+    else if (key == "lm_head_gemm") o.lm_head_gemm = read_bool(table, key);
+    else if (key == "fuse") o.plan.fuse = read_bool(table, key);
+    else if (key == "streams") o.plan.streams = static_cast<int32_t>(read_int(table, key, 1, 2));
+    else if (key == "pair_min_rows") o.plan.pair_min_rows = read_int(table, key, 0, INT64_MAX);
+    else
       bad_option("has unknown option '" + key +
-                 "' (the cuda provider knows: prefill_bf16, lm_head_gemm, profile, profile_file)");
-    }
+                 "' (the cuda provider knows: prefill_bf16, lm_head_gemm, fuse, streams, pair_min_rows, "
+                 "profile, profile_file)");
+    table.erase(key);
   }
   std::ostringstream rest;
   rest << table;
@@ -112,6 +125,7 @@ seatrt_kernel_context* create(const char* options_toml, int32_t device_index) {
   ctx->device = device_index;
   ctx->prefill_bf16 = options.prefill_bf16;
   ctx->lm_head_gemm = options.lm_head_gemm;
+  ctx->plan_options = options.plan;
   if (profile.enabled) ctx->profiler = new Profiler(profile);
   return ctx.release();
 }
@@ -193,55 +207,6 @@ void stream_destroy(seatrt_kernel_context* ctx, seatrt_stream stream) {
 void stream_sync(seatrt_kernel_context* ctx, seatrt_stream stream) {
   use_device(ctx);
   check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "execution error on the stream");
-}
-
-void stream_wait(seatrt_kernel_context* ctx, seatrt_stream waiter, seatrt_stream signaler) {
-  use_device(ctx);
-  if (waiter == signaler) return;  // a stream is ordered with itself
-  std::lock_guard<std::mutex> lock(ctx->mutex);
-  if (!ctx->wait_event)
-    check(cudaEventCreateWithFlags(&ctx->wait_event, cudaEventDisableTiming), "cudaEventCreate (stream_wait)");
-  check(cudaEventRecord(ctx->wait_event, static_cast<cudaStream_t>(signaler)), "cudaEventRecord (stream_wait)");
-  check(cudaStreamWaitEvent(static_cast<cudaStream_t>(waiter), ctx->wait_event, 0), "cudaStreamWaitEvent");
-}
-
-void graph_begin(seatrt_kernel_context* ctx, seatrt_stream stream) {
-  use_device(ctx);
-  if (!stream) throw sdk::Error(SEATRT_ERR_INVALID_ARG, "cuda graph_begin: the default stream cannot be captured");
-  // Relaxed: other threads may keep allocating while this stream records.
-  check(cudaStreamBeginCapture(static_cast<cudaStream_t>(stream), cudaStreamCaptureModeRelaxed),
-        "cudaStreamBeginCapture");
-}
-
-seatrt_graph* graph_end(seatrt_kernel_context* ctx, seatrt_stream stream) {
-  use_device(ctx);
-  cudaGraph_t g = nullptr;
-  check(cudaStreamEndCapture(static_cast<cudaStream_t>(stream), &g), "cudaStreamEndCapture");
-  cudaGraphExec_t exec = nullptr;
-  const cudaError_t err = cudaGraphInstantiate(&exec, g, 0);
-  if (err != cudaSuccess) {
-    cudaGraphDestroy(g);
-    check(err, "cudaGraphInstantiate");
-  }
-  auto* graph = new seatrt_graph;
-  graph->graph = g;
-  graph->exec = exec;
-  return graph;
-}
-
-void graph_launch(seatrt_kernel_context* ctx, seatrt_stream stream, seatrt_graph* graph) {
-  use_device(ctx);
-  if (!graph) throw sdk::Error(SEATRT_ERR_INVALID_ARG, "cuda graph_launch: graph is NULL");
-  check(cudaGraphLaunch(graph->exec, static_cast<cudaStream_t>(stream)), "cudaGraphLaunch");
-}
-
-void graph_destroy(seatrt_kernel_context* ctx, seatrt_graph* graph) {
-  if (!graph) return;
-  if (ctx) cudaSetDevice(ctx->device);
-  if (graph->exec) cudaGraphExecDestroy(graph->exec);
-  if (graph->graph) cudaGraphDestroy(graph->graph);
-  cudaGetLastError();
-  delete graph;
 }
 
 }  // namespace seatrt::cuda

@@ -1,4 +1,4 @@
-// Launchers of the ABI 1.1, 1.2 and 1.4 fused norms (k_fused_norm.cu,
+// Launchers of the fused norms (k_fused_norm.cu,
 // k_qkv_store.cu), called by the argument checks in ops*.cpp.  Same conventions as launch.hpp: plain views,
 // work enqueued on `s`, the launch's cudaError_t returned as int.
 #pragma once
@@ -19,7 +19,7 @@ int launch_add_rms_norm(Stream s, const Mat& x, Gain x_gain, const Mat& residual
 int launch_rms_norm_rope(Stream s, const View3& x, Gain gain, float eps, const int32_t* positions,
                          const float* inv_freq, const View3& out);
 
-// ABI 1.2 rms_norm_multi: out[i] <- rmsnorm(x) * gain[i] for i < count,
+// rms_norm_multi: out[i] <- rmsnorm(x) * gain[i] for i < count,
 // one mean of squares per row.  Rows of at most 16 x 256 columns take one
 // kernel (one block per row, the row and the gains in registers); wider rows
 // take an rms_norm launch per output.
@@ -31,13 +31,13 @@ struct NormOuts {
 };
 int launch_rms_norm_multi(Stream s, const Mat& x, float eps, const NormOuts& outs);
 
-// ABI 1.4 add_rms_norm_pair: s = rmsnorm(a) * a_gain + rmsnorm(b) * b_gain;
+// add_rms_norm_pair: s = rmsnorm(a) * a_gain + rmsnorm(b) * b_gain;
 // residual <- (residual + rmsnorm(s) * s_gain) * scale; then, when out.data
 // is non-NULL, out <- rmsnorm(residual) * out_gain.  One block per row.
 int launch_add_rms_norm_pair(Stream s, const Mat& a, Gain a_gain, const Mat& b, Gain b_gain, Gain s_gain,
                              const Mat& residual, float eps, float scale, Gain out_gain, const Mat& out);
 
-// ABI 1.4 qkv_norm_rope_store: q normed and rotated in place; k normed and
+// qkv_norm_rope_store: q normed and rotated in place; k normed and
 // rotated, v (or the raw k) normed, both stored into the paged cache.
 struct QkvStoreProblem {
   View3 q;     // [T, q_heads, D], read and written

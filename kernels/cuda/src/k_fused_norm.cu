@@ -1,7 +1,7 @@
 // The fused norms: the norm/add/scale chains between a transformer's
-// sublayers and the per-head q/k norm with its rotary embedding (ABI 1.1),
-// one row normed with several gains (1.2) and a MoE layer's two normed
-// branches summed into the residual (1.4), each in one launch (one block
+// sublayers and the per-head q/k norm with its rotary embedding, one row
+// normed with several gains and a MoE layer's two normed branches summed
+// into the residual, each in one launch (one block
 // per row) instead of two to four.  At batch 1 every
 // launch costs about as much as its memory traffic, so the count is what
 // matters.  The arithmetic per element follows k_basic.cu's rms_norm and
@@ -223,7 +223,7 @@ __global__ void rms_norm_multi_kernel(Mat x, float eps, NormOuts o) {
   }
 }
 
-// add_rms_norm_pair (ABI 1.4): a MoE layer's feed-forward end, whose
+// add_rms_norm_pair: a MoE layer's feed-forward end, whose
 // unfused sequence is rms_norm(a) into s, add_rms_norm(b into s),
 // add_rms_norm(s into the residual, the next norm): three launches, the
 // last two one after the other where the experts' branch joins.  The

@@ -1,4 +1,4 @@
-// ABI 1.4 qkv_norm_rope_store: everything between a layer's q/k/v
+// qkv_norm_rope_store: everything between a layer's q/k/v
 // projections and its attention in one launch -- q's per-head norm and
 // RoPE (in place), k's norm and RoPE, v's norm (or the raw k's), and the
 // store of k' and v' into the paged cache.  The unfused sequence is four

@@ -1,4 +1,4 @@
-// The route operation at decode sizes (ABI 1.5): a MoE layer's router
+// The route operation at decode sizes: a MoE layer's router
 // input norm, router Linear and top-k, and its experts' input norm, in one
 // launch instead of three (rms_norm_multi, the router's small-N Linear,
 // router_topk).  Why: at decode each of those is a chain of a few

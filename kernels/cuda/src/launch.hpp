@@ -82,7 +82,7 @@ size_t x_planes_bytes(const Mat& x);
 size_t plane_out_bytes(int64_t rows, int64_t n);
 
 int launch_linear(Stream s, const WeightRef& w, const GemvProblem& p);
-// ABI 1.2 on the decode kernels: several NVFP4 Linears of one x in one
+// The fused linears on the decode kernels: several NVFP4 Linears of one x in one
 // launch (outs[i]: [rows, out_features_i]; p.n and p.out unused), and a
 // gate/up pair with act(gate) * up formed in the kernel's epilogue (p.n =
 // out_features of each, p.out the product).  They return kNotFused, having

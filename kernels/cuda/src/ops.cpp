@@ -1,6 +1,7 @@
 // Checks and launches for the element-level ops: elementwise, embedding,
-// rms_norm, glu, rope, gather_rows, router_topk, and the ABI 1.1 fused
-// norms add_rms_norm and rms_norm_rope, and 1.4's add_rms_norm_pair.
+// rms_norm, glu, rope, gather_rows, router_topk, and the fused norms
+// add_rms_norm, rms_norm_rope and add_rms_norm_pair.  Fields of a kind this
+// provider does not implement were refused before (supports.cpp).
 #include <string>
 
 #include "context.hpp"
@@ -10,13 +11,6 @@
 
 namespace seatrt::cuda {
 namespace {
-
-template <typename Args>
-const Args& need_args(const char* op, const Args* a) {
-  if (!a) invalid(op, "args is NULL");
-  if (a->struct_size < sizeof(uint32_t)) invalid(op, "args.struct_size is 0");
-  return *a;
-}
 
 void same_shape(const std::string& op, const char* an, const seatrt_tensor& a, const char* bn,
                 const seatrt_tensor& b) {
@@ -29,7 +23,7 @@ void same_shape(const std::string& op, const char* an, const seatrt_tensor& a, c
 
 void elementwise(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_elementwise_args* args) {
   const std::string op = "elementwise";
-  const auto& a = need_args("elementwise", args);
+  const auto& a = *args;
   use_device(ctx);
   const auto& ta = need(op, "a", a.a);
   const auto& to = need(op, "out", a.out);
@@ -56,7 +50,7 @@ void elementwise(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_eleme
 
 void embedding(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_embedding_args* args) {
   const std::string op = "embedding";
-  const auto& a = need_args("embedding", args);
+  const auto& a = *args;
   use_device(ctx);
   const auto& ids = need(op, "ids", a.ids);
   const auto& table = need(op, "table", a.table);
@@ -74,7 +68,7 @@ void embedding(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_embeddi
 
 void rms_norm(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_rms_norm_args* args) {
   const std::string op = "rms_norm";
-  const auto& a = need_args("rms_norm", args);
+  const auto& a = *args;
   use_device(ctx);
   const auto& x = need(op, "x", a.x);
   const auto& out = need(op, "out", a.out);
@@ -98,7 +92,7 @@ void rms_norm(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_rms_norm
 
 void glu(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_glu_args* args) {
   const std::string op = "glu";
-  const auto& a = need_args("glu", args);
+  const auto& a = *args;
   use_device(ctx);
   const auto& g = need(op, "gate", a.gate);
   const auto& u = need(op, "up", a.up);
@@ -116,7 +110,7 @@ void glu(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_glu_args* arg
 
 void rope(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_rope_args* args) {
   const std::string op = "rope";
-  const auto& a = need_args("rope", args);
+  const auto& a = *args;
   use_device(ctx);
   const auto& x = need(op, "x", a.x);
   const auto& pos = need(op, "positions", a.positions);
@@ -139,7 +133,7 @@ void rope(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_rope_args* a
 
 void gather_rows(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_gather_rows_args* args) {
   const std::string op = "gather_rows";
-  const auto& a = need_args("gather_rows", args);
+  const auto& a = *args;
   use_device(ctx);
   const auto& x = need(op, "x", a.x);
   const auto& idx = need(op, "index", a.index);
@@ -155,7 +149,7 @@ void gather_rows(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_gathe
 
 void router_topk(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_router_topk_args* args) {
   const std::string op = "router_topk";
-  const auto& a = need_args("router_topk", args);
+  const auto& a = *args;
   use_device(ctx);
   const auto& lg = need(op, "logits", a.logits);
   const auto& ids = need(op, "ids", a.ids);
@@ -184,10 +178,9 @@ void router_topk(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_route
         "router_topk launch");
 }
 
-void add_rms_norm(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_add_rms_norm_args* args) {
+void add_rms_norm(seatrt_kernel_context* ctx, seatrt_stream s, const AddRmsNormArgs* args) {
   const std::string op = "add_rms_norm";
-  const auto& a = need_args("add_rms_norm", args);
-  if (a.struct_size < sizeof(seatrt_add_rms_norm_args)) invalid(op, "args.struct_size is too small");
+  const auto& a = *args;
   use_device(ctx);
   const auto& x = need(op, "x", a.x);
   const auto& res = need(op, "residual", a.residual);
@@ -213,10 +206,9 @@ void add_rms_norm(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_add_
   check(launch_add_rms_norm(s, mx, x_gain, mr, a.eps, a.residual_scale, out_gain, mo), "add_rms_norm launch");
 }
 
-void rms_norm_rope(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_rms_norm_rope_args* args) {
+void rms_norm_rope(seatrt_kernel_context* ctx, seatrt_stream s, const RmsNormRopeArgs* args) {
   const std::string op = "rms_norm_rope";
-  const auto& a = need_args("rms_norm_rope", args);
-  if (a.struct_size < sizeof(seatrt_rms_norm_rope_args)) invalid(op, "args.struct_size is too small");
+  const auto& a = *args;
   use_device(ctx);
   const auto& x = need(op, "x", a.x);
   const auto& pos = need(op, "positions", a.positions);
@@ -242,10 +234,9 @@ void rms_norm_rope(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_rms
         "rms_norm_rope launch");
 }
 
-void add_rms_norm_pair(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_add_rms_norm_pair_args* args) {
+void add_rms_norm_pair(seatrt_kernel_context* ctx, seatrt_stream s, const AddRmsNormPairArgs* args) {
   const std::string op = "add_rms_norm_pair";
-  const auto& a = need_args("add_rms_norm_pair", args);
-  if (a.struct_size < sizeof(seatrt_add_rms_norm_pair_args)) invalid(op, "args.struct_size is too small");
+  const auto& a = *args;
   use_device(ctx);
   const auto& ta = need(op, "a", a.a);
   const auto& tb = need(op, "b", a.b);

@@ -1,8 +1,13 @@
-// The op slots of the CUDA provider's kernel table (the C signatures of
-// kernels.h).  Each checks its arguments, then enqueues the kernels.  They
-// throw; plugin.cpp wraps every one in seatrt::sdk::guard.
+// The CUDA provider's operations: the device slots of kernels.h and one
+// function per operation kind and per fused operation (fused_args.hpp).
+// Each checks its arguments, then enqueues the kernels.  The op functions
+// take args already read by the SDK's shared checker (run.cpp).  They
+// throw; plugin.cpp wraps every slot in seatrt::sdk::guard.
 #pragma once
 
+#include <string>
+
+#include "fused_args.hpp"
 #include "seatrt/seatrt.h"
 
 namespace seatrt::cuda {
@@ -20,11 +25,6 @@ void memset_zero(seatrt_kernel_context* ctx, seatrt_stream stream, void* dst, si
 seatrt_stream stream_create(seatrt_kernel_context* ctx);
 void stream_destroy(seatrt_kernel_context* ctx, seatrt_stream stream);
 void stream_sync(seatrt_kernel_context* ctx, seatrt_stream stream);
-void stream_wait(seatrt_kernel_context* ctx, seatrt_stream waiter, seatrt_stream signaler);  // ABI 1.3
-void graph_begin(seatrt_kernel_context* ctx, seatrt_stream stream);
-seatrt_graph* graph_end(seatrt_kernel_context* ctx, seatrt_stream stream);
-void graph_launch(seatrt_kernel_context* ctx, seatrt_stream stream, seatrt_graph* graph);
-void graph_destroy(seatrt_kernel_context* ctx, seatrt_graph* graph);
 
 // ops.cpp
 void elementwise(seatrt_kernel_context*, seatrt_stream, const seatrt_elementwise_args*);
@@ -34,14 +34,14 @@ void glu(seatrt_kernel_context*, seatrt_stream, const seatrt_glu_args*);
 void rope(seatrt_kernel_context*, seatrt_stream, const seatrt_rope_args*);
 void gather_rows(seatrt_kernel_context*, seatrt_stream, const seatrt_gather_rows_args*);
 void router_topk(seatrt_kernel_context*, seatrt_stream, const seatrt_router_topk_args*);
-void add_rms_norm(seatrt_kernel_context*, seatrt_stream, const seatrt_add_rms_norm_args*);    // ABI 1.1
-void rms_norm_rope(seatrt_kernel_context*, seatrt_stream, const seatrt_rms_norm_rope_args*);  // ABI 1.1
-void add_rms_norm_pair(seatrt_kernel_context*, seatrt_stream, const seatrt_add_rms_norm_pair_args*);  // ABI 1.4
+void add_rms_norm(seatrt_kernel_context*, seatrt_stream, const AddRmsNormArgs*);
+void rms_norm_rope(seatrt_kernel_context*, seatrt_stream, const RmsNormRopeArgs*);
+void add_rms_norm_pair(seatrt_kernel_context*, seatrt_stream, const AddRmsNormPairArgs*);
 
 // ops_attention.cpp
 void kv_store(seatrt_kernel_context*, seatrt_stream, const seatrt_kv_store_args*);
 void attention(seatrt_kernel_context*, seatrt_stream, const seatrt_attention_args*);
-void qkv_norm_rope_store(seatrt_kernel_context*, seatrt_stream, const seatrt_qkv_norm_rope_store_args*);  // ABI 1.4
+void qkv_norm_rope_store(seatrt_kernel_context*, seatrt_stream, const QkvNormRopeStoreArgs*);
 
 // ops_linear.cpp
 void weight_layouts(seatrt_kernel_context* ctx, int32_t format, int32_t* layouts, int32_t capacity,
@@ -51,18 +51,34 @@ void release_weight(seatrt_kernel_context* ctx, seatrt_linear_weight* weight);
 void linear(seatrt_kernel_context*, seatrt_stream, const seatrt_linear_args*);
 void moe(seatrt_kernel_context*, seatrt_stream, const seatrt_moe_args*);
 
-// ops_fused.cpp (ABI 1.2)
-void linear_multi(seatrt_kernel_context*, seatrt_stream, const seatrt_linear_multi_args*);
-void linear_glu(seatrt_kernel_context*, seatrt_stream, const seatrt_linear_glu_args*);
-void rms_norm_multi(seatrt_kernel_context*, seatrt_stream, const seatrt_rms_norm_multi_args*);
+// ops_fused.cpp
+void linear_multi(seatrt_kernel_context*, seatrt_stream, const LinearMultiArgs*);
+void linear_glu(seatrt_kernel_context*, seatrt_stream, const LinearGluArgs*);
+void rms_norm_multi(seatrt_kernel_context*, seatrt_stream, const RmsNormMultiArgs*);
 
-// ops_route.cpp (ABI 1.5)
-void route(seatrt_kernel_context*, seatrt_stream, const seatrt_route_args*);
-
-// ops_prefetch.cpp (ABI 1.6)
-void prefetch_weights(seatrt_kernel_context*, seatrt_stream, const seatrt_prefetch_weights_args*);
+// ops_route.cpp
+void route(seatrt_kernel_context*, seatrt_stream, const RouteArgs*);
 
 // sample.cpp
 void sample(seatrt_kernel_context*, seatrt_stream, const seatrt_sample_args*);
+
+// supports.cpp: why this provider does not run `op` ("" when it does).
+// `op` must have passed the shared checker; reads only the args.
+std::string unsupported_reason(const seatrt_op& op);
+
+// run.cpp: the shared checker (seatrt/cpp/op_registry.hpp); throws
+// INVALID_ARG, or UNSUPPORTED for a newer caller's fields.
+void check_op(const seatrt_op* op);
+// One operation through the shared checker, then its function.
+// Throws INVALID_ARG / UNSUPPORTED as kernels.h says for run().
+void run_op(seatrt_kernel_context* ctx, seatrt_stream stream, const seatrt_op* op);
+// supports() of kernels.h.
+bool supports_op(const seatrt_op* op);
+
+// plan.cpp: the graph slots.
+seatrt_plan* plan(seatrt_kernel_context* ctx, const seatrt_op_graph* graph);
+void plan_launch(seatrt_kernel_context* ctx, seatrt_stream stream, seatrt_plan* plan);
+void plan_destroy(seatrt_kernel_context* ctx, seatrt_plan* plan);
+void plan_describe(const seatrt_plan* plan, seatrt_line_fn line, void* user_data);
 
 }  // namespace seatrt::cuda

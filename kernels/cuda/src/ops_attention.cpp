@@ -1,5 +1,5 @@
 // Checks and launches for the paged KV cache ops: kv_store, attention and
-// (ABI 1.4) qkv_norm_rope_store.
+// the fused qkv_norm_rope_store.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -156,15 +156,14 @@ void attention(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_attenti
   check(launch_attention(s, p, splits, ws), "attention launch");
 }
 
-// ABI 1.4: q's, k's and v's per-head norms, RoPE and the store, checked as
+// q's, k's and v's per-head norms, RoPE and the store, checked as
 // rms_norm_rope and kv_store check theirs.
-void qkv_norm_rope_store(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_qkv_norm_rope_store_args* args) {
+void qkv_norm_rope_store(seatrt_kernel_context* ctx, seatrt_stream s, const QkvNormRopeStoreArgs* args) {
   const std::string op = "qkv_norm_rope_store";
   if (!args) invalid(op, "args is NULL");
-  if (args->struct_size < sizeof(seatrt_qkv_norm_rope_store_args)) invalid(op, "args.struct_size is too small");
   if (!args->cache) invalid(op, "cache is NULL");
   use_device(ctx);
-  const seatrt_qkv_norm_rope_store_args& a = *args;
+  const QkvNormRopeStoreArgs& a = *args;
   const seatrt_kv_layer& c = *a.cache;
   const bool two = check_cache(op, c);
   const auto& q = need(op, "q", a.q);

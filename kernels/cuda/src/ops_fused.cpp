@@ -1,4 +1,4 @@
-// The ABI 1.2 fused operations: linear_multi (several Linears of one x),
+// The fused operations of one input: linear_multi (several Linears of one x),
 // linear_glu (gate, up and glu) and rms_norm_multi (one x, several gains).
 // Decode shapes take one launch each (k_linear.cu, k_fused_norm.cu): x is
 // read, staged or split into BF16 planes once for all the weights, and the
@@ -18,18 +18,11 @@
 namespace seatrt::cuda {
 namespace {
 
-static_assert(SEATRT_FUSED_MAX <= kNormMultiMax, "rms_norm_multi kernel holds SEATRT_FUSED_MAX outputs");
-
-template <typename Args>
-const Args& need_args(const std::string& op, const Args* a) {
-  if (!a) invalid(op, "args is NULL");
-  if (a->struct_size < sizeof(Args)) invalid(op, "args.struct_size is too small");
-  return *a;
-}
+static_assert(kFusedMax <= kNormMultiMax, "rms_norm_multi kernel holds kFusedMax outputs");
 
 int32_t need_count(const std::string& op, int32_t count) {
-  if (count < 1 || count > SEATRT_FUSED_MAX)
-    invalid(op, "count " + std::to_string(count) + " is not in 1.." + std::to_string(SEATRT_FUSED_MAX));
+  if (count < 1 || count > kFusedMax)
+    invalid(op, "count " + std::to_string(count) + " is not in 1.." + std::to_string(kFusedMax));
   return count;
 }
 
@@ -65,14 +58,14 @@ Mat need_x(const std::string& op, const seatrt_tensor* t) {
 
 }  // namespace
 
-void linear_multi(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_linear_multi_args* args) {
+void linear_multi(seatrt_kernel_context* ctx, seatrt_stream s, const LinearMultiArgs* args) {
   const std::string op = "linear_multi";
-  const auto& a = need_args(op, args);
+  const auto& a = *args;
   const int32_t count = need_count(op, a.count);
   use_device(ctx);
   const Mat mx = need_x(op, a.x);
-  WeightRef refs[SEATRT_FUSED_MAX];
-  Mat outs[SEATRT_FUSED_MAX];
+  WeightRef refs[kFusedMax];
+  Mat outs[kFusedMax];
   for (int32_t i = 0; i < count; ++i) {
     const std::string wn = indexed("weights", i), on = indexed("outs", i);
     if (!a.weights[i]) invalid(op, wn + " is NULL");
@@ -121,14 +114,18 @@ void linear_multi(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_line
     return;
   }
   for (int32_t i = 0; i < count; ++i) {
-    const seatrt_linear_args one{sizeof(seatrt_linear_args), a.x, a.weights[i], a.outs[i]};
+    seatrt_linear_args one{};
+    one.struct_size = sizeof one;
+    one.x = a.x;
+    one.weight = a.weights[i];
+    one.out = a.outs[i];
     linear(ctx, s, &one);
   }
 }
 
-void linear_glu(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_linear_glu_args* args) {
+void linear_glu(seatrt_kernel_context* ctx, seatrt_stream s, const LinearGluArgs* args) {
   const std::string op = "linear_glu";
-  const auto& a = need_args(op, args);
+  const auto& a = *args;
   use_device(ctx);
   const Mat mx = need_x(op, a.x);
   if (!a.gate || !a.up) invalid(op, "gate or up is NULL");
@@ -215,9 +212,9 @@ void linear_glu(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_linear
   check(launch_glu(s, a.activation, gate_out, up_out, mo), "linear_glu launch (glu)");
 }
 
-void rms_norm_multi(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_rms_norm_multi_args* args) {
+void rms_norm_multi(seatrt_kernel_context* ctx, seatrt_stream s, const RmsNormMultiArgs* args) {
   const std::string op = "rms_norm_multi";
-  const auto& a = need_args(op, args);
+  const auto& a = *args;
   const int32_t count = need_count(op, a.count);
   use_device(ctx);
   const Mat mx = need_x(op, a.x);

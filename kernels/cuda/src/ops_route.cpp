@@ -1,4 +1,4 @@
-// route (ABI 1.5): a MoE layer's router in one operation.  Checks the
+// route: a MoE layer's router in one operation.  Checks the
 // arguments, then runs the fused kernel (k_route.cu) where it fits -- the
 // decode sizes of Gemma-4 (F32 x, at most 32 tokens, a BF16 router of at
 // most 256 experts) -- and otherwise the sequence the operation stands for
@@ -58,11 +58,10 @@ const float* f32_gain(const Gain& g) {
 // The sequence route stands for, through this provider's own ops: the
 // router input (x normed with its gain) at `r_data`, the logits (F32) into
 // `logits`.
-void run_sequence(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_route_args& a, const seatrt_tensor& x,
+void run_sequence(seatrt_kernel_context* ctx, seatrt_stream s, const RouteArgs& a, const seatrt_tensor& x,
                   void* r_data, seatrt_tensor* logits) {
   seatrt_tensor r = f32_like(x, r_data);
-  seatrt_rms_norm_multi_args n{};
-  n.struct_size = sizeof n;
+  RmsNormMultiArgs n;
   n.count = a.expert_in ? 2 : 1;
   n.x = a.x;
   n.eps = a.eps;
@@ -71,18 +70,28 @@ void run_sequence(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_rout
   n.weights[1] = a.expert_norm_weight;
   n.outs[1] = a.expert_in;
   rms_norm_multi(ctx, s, &n);
-  seatrt_linear_args l{sizeof l, &r, a.router, logits};
+  seatrt_linear_args l{};
+  l.struct_size = sizeof l;
+  l.x = &r;
+  l.weight = a.router;
+  l.out = logits;
   linear(ctx, s, &l);
-  seatrt_router_topk_args t{sizeof t, logits, a.top_k, a.renormalize, a.per_expert_scale, a.ids, a.weights};
+  seatrt_router_topk_args t{};
+  t.struct_size = sizeof t;
+  t.logits = logits;
+  t.top_k = a.top_k;
+  t.renormalize = a.renormalize;
+  t.per_expert_scale = a.per_expert_scale;
+  t.ids = a.ids;
+  t.weights = a.weights;
   router_topk(ctx, s, &t);
 }
 
 }  // namespace
 
-void route(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_route_args* args) {
+void route(seatrt_kernel_context* ctx, seatrt_stream s, const RouteArgs* args) {
   const std::string op = "route";
   if (!args || !args->router) invalid(op, "args or router is NULL");
-  if (args->struct_size < sizeof(seatrt_route_args)) invalid(op, "args.struct_size is too small");
   use_device(ctx);
   need_eps(op, args->eps);
   const auto& x = need(op, "x", args->x);
@@ -172,7 +181,11 @@ void route(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_route_args*
     run_sequence(ctx, s, *args, x, buf + kCounterBytes + logits_bytes, own ? &own_lg : args->logits);
   }
   if (own && args->logits) {
-    seatrt_elementwise_args store{sizeof store, SEATRT_EW_COPY, &own_lg, nullptr, 0.0f, args->logits};
+    seatrt_elementwise_args store{};
+    store.struct_size = sizeof store;
+    store.op = SEATRT_EW_COPY;
+    store.a = &own_lg;
+    store.out = args->logits;
     elementwise(ctx, s, &store);
   }
 }

@@ -1,8 +1,8 @@
 // The "cuda" kernel-provider plugin: its descriptor and kernel table.  Every
 // slot runs its implementation (ops.hpp) inside seatrt::sdk::guard, so no
-// exception crosses the ABI.
+// exception crosses the ABI.  Operations go through run/supports
+// (run.cpp); graphs through the planner (plan.cpp).
 #include "ops.hpp"
-#include "profile.hpp"
 #include "seatrt/cpp/plugin.hpp"
 
 namespace {
@@ -62,10 +62,6 @@ void stream_destroy(seatrt_kernel_context* ctx, seatrt_stream s) { sdk::guard([&
 seatrt_status* stream_sync(seatrt_kernel_context* ctx, seatrt_stream s) {
   return sdk::guard([&] { cu::stream_sync(ctx, s); });
 }
-seatrt_status* stream_wait(seatrt_kernel_context* ctx, seatrt_stream waiter, seatrt_stream signaler) {
-  return sdk::guard([&] { cu::stream_wait(ctx, waiter, signaler); });
-}
-
 seatrt_status* weight_layouts(seatrt_kernel_context* ctx, int32_t format, int32_t* layouts, int32_t capacity,
                               int32_t* count) {
   return sdk::guard([&] { cu::weight_layouts(ctx, format, layouts, capacity, count); });
@@ -79,51 +75,36 @@ void release_weight(seatrt_kernel_context* ctx, seatrt_linear_weight* w) {
   sdk::guard([&] { cu::release_weight(ctx, w); });
 }
 
-// One wrapper per op: same shape for all of them.  The timer records GPU
-// time per op only when the context's profiler is on (profile.hpp).
-#define SEATRT_CUDA_OP(name, args_type)                                                     \
-  seatrt_status* name(seatrt_kernel_context* ctx, seatrt_stream s, const args_type* args) { \
-    return sdk::guard([&] {                                                                 \
-      const cu::OpTimer timer(cu::profiler_of(ctx), s, #name, args);                        \
-      cu::name(ctx, s, args);                                                               \
-    });                                                                                     \
+// No status to return: any failure answers "no".
+int32_t supports(seatrt_kernel_context*, const seatrt_op* op) {
+  try {
+    return cu::supports_op(op) ? 1 : 0;
+  } catch (...) {
+    return 0;
   }
-SEATRT_CUDA_OP(elementwise, seatrt_elementwise_args)
-SEATRT_CUDA_OP(embedding, seatrt_embedding_args)
-SEATRT_CUDA_OP(rms_norm, seatrt_rms_norm_args)
-SEATRT_CUDA_OP(linear, seatrt_linear_args)
-SEATRT_CUDA_OP(glu, seatrt_glu_args)
-SEATRT_CUDA_OP(rope, seatrt_rope_args)
-SEATRT_CUDA_OP(kv_store, seatrt_kv_store_args)
-SEATRT_CUDA_OP(attention, seatrt_attention_args)
-SEATRT_CUDA_OP(router_topk, seatrt_router_topk_args)
-SEATRT_CUDA_OP(moe, seatrt_moe_args)
-SEATRT_CUDA_OP(gather_rows, seatrt_gather_rows_args)
-SEATRT_CUDA_OP(sample, seatrt_sample_args)
-SEATRT_CUDA_OP(add_rms_norm, seatrt_add_rms_norm_args)
-SEATRT_CUDA_OP(rms_norm_rope, seatrt_rms_norm_rope_args)
-SEATRT_CUDA_OP(linear_multi, seatrt_linear_multi_args)
-SEATRT_CUDA_OP(linear_glu, seatrt_linear_glu_args)
-SEATRT_CUDA_OP(rms_norm_multi, seatrt_rms_norm_multi_args)
-SEATRT_CUDA_OP(qkv_norm_rope_store, seatrt_qkv_norm_rope_store_args)
-SEATRT_CUDA_OP(add_rms_norm_pair, seatrt_add_rms_norm_pair_args)
-SEATRT_CUDA_OP(route, seatrt_route_args)
-SEATRT_CUDA_OP(prefetch_weights, seatrt_prefetch_weights_args)
-#undef SEATRT_CUDA_OP
-
-seatrt_status* graph_begin(seatrt_kernel_context* ctx, seatrt_stream s) {
-  return sdk::guard([&] { cu::graph_begin(ctx, s); });
 }
-seatrt_status* graph_end(seatrt_kernel_context* ctx, seatrt_stream s, seatrt_graph** out) {
+
+seatrt_status* run(seatrt_kernel_context* ctx, seatrt_stream s, const seatrt_op* op) {
+  return sdk::guard([&] { cu::run_op(ctx, s, op); });
+}
+
+seatrt_status* plan(seatrt_kernel_context* ctx, const seatrt_op_graph* graph, seatrt_plan** out) {
   return sdk::guard([&] {
-    if (!out) throw sdk::Error(SEATRT_ERR_INVALID_ARG, "cuda graph_end: out is NULL");
-    *out = cu::graph_end(ctx, s);
+    if (!out) throw sdk::Error(SEATRT_ERR_INVALID_ARG, "cuda plan: out is NULL");
+    *out = nullptr;
+    *out = cu::plan(ctx, graph);
   });
 }
-seatrt_status* graph_launch(seatrt_kernel_context* ctx, seatrt_stream s, seatrt_graph* g) {
-  return sdk::guard([&] { cu::graph_launch(ctx, s, g); });
+
+seatrt_status* plan_launch(seatrt_kernel_context* ctx, seatrt_stream s, seatrt_plan* p) {
+  return sdk::guard([&] { cu::plan_launch(ctx, s, p); });
 }
-void graph_destroy(seatrt_kernel_context* ctx, seatrt_graph* g) { sdk::guard([&] { cu::graph_destroy(ctx, g); }); }
+
+void plan_destroy(seatrt_kernel_context* ctx, seatrt_plan* p) { sdk::guard([&] { cu::plan_destroy(ctx, p); }); }
+
+seatrt_status* plan_describe(seatrt_kernel_context*, const seatrt_plan* p, seatrt_line_fn line, void* user_data) {
+  return sdk::guard([&] { cu::plan_describe(p, line, user_data); });
+}
 
 seatrt_kernel_api make_table() {
   seatrt_kernel_api t{};
@@ -140,36 +121,15 @@ seatrt_kernel_api make_table() {
   t.stream_create = stream_create;
   t.stream_destroy = stream_destroy;
   t.stream_sync = stream_sync;
-  t.stream_wait = stream_wait;
   t.weight_layouts = weight_layouts;
   t.prepare_weight = prepare_weight;
   t.release_weight = release_weight;
-  t.elementwise = elementwise;
-  t.embedding = embedding;
-  t.rms_norm = rms_norm;
-  t.linear = linear;
-  t.glu = glu;
-  t.rope = rope;
-  t.kv_store = kv_store;
-  t.attention = attention;
-  t.router_topk = router_topk;
-  t.moe = moe;
-  t.gather_rows = gather_rows;
-  t.sample = sample;
-  t.sample_features = SEATRT_SAMPLE_LOGIT_BIAS;  // ABI 1.7
-  t.graph_begin = graph_begin;
-  t.graph_end = graph_end;
-  t.graph_launch = graph_launch;
-  t.graph_destroy = graph_destroy;
-  t.add_rms_norm = add_rms_norm;
-  t.rms_norm_rope = rms_norm_rope;
-  t.linear_multi = linear_multi;
-  t.linear_glu = linear_glu;
-  t.rms_norm_multi = rms_norm_multi;
-  t.qkv_norm_rope_store = qkv_norm_rope_store;
-  t.add_rms_norm_pair = add_rms_norm_pair;
-  t.route = route;  // ABI 1.5
-  t.prefetch_weights = prefetch_weights;  // ABI 1.6
+  t.supports = supports;
+  t.run = run;
+  t.plan = plan;
+  t.plan_launch = plan_launch;
+  t.plan_destroy = plan_destroy;
+  t.plan_describe = plan_describe;
   return t;
 }
 

@@ -4,9 +4,8 @@
 // result per row (token, logprob, top logprobs, non-finite flag).
 //
 // The rule is the CPU provider's (kernels/cpu/op_sample.cpp), so that a
-// seeded request draws the same token on either provider: logit bias
-// (ABI 1.7), repetition
-// penalty (prompt + output tokens), frequency and presence penalties (output
+// seeded request draws the same token on either provider: logit bias,
+// repetition penalty (prompt + output tokens), frequency and presence penalties (output
 // tokens), allowed-token mask, then greedy (temperature < 1e-5, lowest id on
 // ties) or: divide by temperature, min_p, top_k, top_p, and an inverse-CDF
 // draw over the survivors sorted by (logit desc, id asc), with u = the top
@@ -47,7 +46,7 @@ bool allowed(const seatrt_sampling_row& r, int64_t id) {
 void check_row(const seatrt_sampling_row& r, int64_t b, int64_t vocab) {
   const std::string op = "sample";
   const std::string n = "rows[" + std::to_string(b) + "]";
-  // A 1.0-1.6 caller's row ends before the bias fields: no bias.
+  // A shorter row (an older caller) ends before the bias fields: no bias.
   if (r.struct_size < offsetof(seatrt_sampling_row, bias_ids)) invalid(op, n + ".struct_size is too small");
   if (!std::isfinite(r.temperature) || r.temperature < 0.0f) invalid(op, n + ".temperature must be finite and >= 0");
   if (!(r.top_p > 0.0f && r.top_p <= 1.0f)) invalid(op, n + ".top_p must be in (0, 1]");

@@ -1,37 +1,20 @@
 // The Gemma-4 text decoder built from a model source: weights loaded
-// through the source, workspaces from the kernel provider, and forward()
-// expressed entirely in kernel-table operations.
+// through the source, workspaces from the kernel provider, and each
+// forward step a graph of kernel-table operations (step_graph.hpp) run by
+// a StepRunner.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "gemma4_config.hpp"
+#include "model_weights.hpp"
 #include "seatrt/seatrt.h"
+#include "step_runner.hpp"
 
 namespace seatrt::gemma4 {
-
-struct LayerWeights {
-  const seatrt_linear_weight* q_proj = nullptr;
-  const seatrt_linear_weight* k_proj = nullptr;
-  const seatrt_linear_weight* v_proj = nullptr;  // nullptr on k_eq_v layers
-  const seatrt_linear_weight* o_proj = nullptr;
-  const seatrt_linear_weight* gate_proj = nullptr;
-  const seatrt_linear_weight* up_proj = nullptr;
-  const seatrt_linear_weight* down_proj = nullptr;
-  const seatrt_linear_weight* router_proj = nullptr;  // MoE: &router_dense
-  seatrt_linear_weight router_dense{};  // read as stored (BF16 kept), see load_dense_weight
-  bool router_prepared = false;
-  seatrt_tensor input_norm{}, post_attention_norm{}, pre_ff_norm{}, post_ff_norm{};
-  seatrt_tensor q_norm{}, k_norm{};
-  seatrt_tensor post_ff_norm_1{}, pre_ff_norm_2{}, post_ff_norm_2{};  // MoE only
-  seatrt_tensor router_input_weight{};  // MoE: router.scale * hidden^-1/2, folded at load
-  seatrt_tensor per_expert_scale{};     // MoE only
-  float layer_scalar = 1.0f;
-  seatrt_tensor inv_freq{};  // F32 [head_dim / 2], on the device
-  // Expert weights as contiguous arrays for the moe op.
-  std::vector<seatrt_linear_weight> expert_gate, expert_up, expert_down;
-};
 
 class Model {
  public:
@@ -48,7 +31,10 @@ class Model {
   // plugin.cpp's describe() reports both before any model exists.
   static seatrt_model_info shape_info(const Config& c);
   static std::vector<seatrt_kv_layer_spec> kv_specs(const Config& c);
+
+  // model_steps.cpp: one step, and `seatrt check`'s report of the step graphs.
   void forward(seatrt_stream stream, const seatrt_forward_batch& batch);
+  void describe_steps(int32_t max_seqs, const std::function<void(const std::string&)>& report);
   void set_trace(seatrt_trace_fn fn, void* user) {
     trace_ = fn;
     trace_user_ = user;
@@ -63,31 +49,21 @@ class Model {
   float read_scalar(const std::string& name) const;
   void load_layer(int32_t index);
   seatrt_tensor fold_router_scale(const seatrt_tensor& router_scale);
+  uint64_t allocate_workspaces();
+  StepModel step_model() const { return StepModel{c_, w_, ws_, k_->device_kind}; }
 
   const seatrt_model_source* src_;
   const seatrt_kernel_api* k_;
   seatrt_kernel_context* ctx_;
   Config c_;
   int64_t max_tokens_;
-  std::vector<LayerWeights> layers_;
-  seatrt_tensor embed_{};
-  seatrt_linear_weight lm_head_{};
+  ModelWeights w_;
   bool lm_head_prepared_ = false;
-  seatrt_tensor final_norm_{};
   std::vector<seatrt_kv_layer_spec> kv_specs_;
   seatrt_model_info info_{};
-
-  // Workspaces (F32 unless stated), sized for max_tokens_ rows.
-  struct Workspace {
-    void *h, *x, *q, *k, *v, *attn, *branch, *mlp_gate, *mlp_up, *mlp_act, *m1, *router_in, *router_logits,
-        *router_ids, *router_weights, *expert_in, *expert_out, *rows;
-  } ws_{};
+  Workspace ws_{};
   std::vector<void*> allocations_;
-  // MoE models on a provider with stream_wait (ABI 1.3): the stream that q's
-  // norm and RoPE, and the router and experts, run on beside the caller's
-  // stream (forward forks to it and joins back twice per layer).  Owned;
-  // NULL otherwise.
-  seatrt_stream side_ = nullptr;
+  StepRunner runner_;
   seatrt_trace_fn trace_ = nullptr;
   void* trace_user_ = nullptr;
 };

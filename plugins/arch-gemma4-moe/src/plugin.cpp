@@ -39,6 +39,8 @@ seatrt_status* inspect(const seatrt_model_source* src, seatrt_report_fn report, 
   });
 }
 
+// [model.options] is ignored: the model has no tuning of its own (how a
+// step's nodes are fused and overlapped is the provider's planner's).
 seatrt_status* create(const seatrt_model_source* src, const char* /*options*/, seatrt_model** out) {
   return seatrt::sdk::guard([&] {
     auto model = std::make_unique<seatrt_model>();
@@ -71,8 +73,7 @@ seatrt_status* set_trace(seatrt_model* model, seatrt_trace_fn fn, void* user) {
   return seatrt::sdk::guard([&] { model->impl->set_trace(fn, user); });
 }
 
-// What create()'s info() reports, from config.json alone (ABI 1.6): the
-// host plans the KV pool with it before loading (`seatrt check`).
+// What create()'s info() reports, from config.json alone: the host plans the KV pool with it before loading (`seatrt check`).
 seatrt_status* describe(const seatrt_model_source* src, seatrt_model_info* out, seatrt_kv_layer_spec* layers,
                         int32_t capacity) {
   return seatrt::sdk::guard([&] {
@@ -94,12 +95,20 @@ seatrt_status* describe(const seatrt_model_source* src, seatrt_model_info* out, 
   });
 }
 
+seatrt_status* describe_steps(seatrt_model* model, int32_t max_seqs, seatrt_report_fn report, void* user) {
+  return seatrt::sdk::guard([&] {
+    model->impl->describe_steps(max_seqs, [&](const std::string& line) {
+      if (report) report(user, line.c_str());
+    });
+  });
+}
+
 seatrt_status* initialize(const seatrt_host_api* host) {
   return seatrt::sdk::guard([&] { seatrt::sdk::set_host(host); });
 }
 
 constexpr seatrt_arch_api kArchApi = {
-    sizeof(seatrt_arch_api), 0, probe, inspect, create, destroy, info, forward, set_trace, describe,
+    sizeof(seatrt_arch_api), 0, probe, inspect, create, destroy, info, forward, set_trace, describe, describe_steps,
 };
 
 const seatrt_plugin kPlugin = [] {

@@ -17,7 +17,8 @@
 #include <cmath>
 #include <string>
 
-#include "kernel_ops.hpp"
+#include "emit.hpp"
+#include "kernel_run.hpp"
 #include "seatrt/cpp/plugin.hpp"
 
 namespace seatrt::gemma4 {
@@ -115,7 +116,6 @@ VisionTower::VisionTower(const seatrt_model_source* src, VisionConfig config, in
 
   // Constants: the -1 of 2*px-1, -std_bias (so standardize is ADD then
   // MUL), the RoPE frequencies of one half-head (HF computes them in fp32).
-  const Ops ops(k_, ctx_, nullptr);
   std::vector<float> minus_one(static_cast<std::size_t>(c_.patch_values()), -1.0f);
   minus_one_ = view(upload(minus_one.data(), minus_one.size() * 4, nullptr), SEATRT_DTYPE_F32,
                     {c_.patch_values()}, dk);
@@ -123,7 +123,9 @@ VisionTower::VisionTower(const seatrt_model_source* src, VisionConfig config, in
     const seatrt_tensor bias = load_f32(t + "std_bias");
     std_scale_ = load_f32(t + "std_scale");
     minus_std_bias_ = view(allocate(static_cast<std::size_t>(h) * 4), SEATRT_DTYPE_F32, {h}, dk);
-    ops.elementwise(SEATRT_EW_SCALE, bias, nullptr, -1.0f, minus_std_bias_);
+    sdk::GraphBuilder negate;
+    emit::elementwise(negate, "negate std_bias", SEATRT_EW_SCALE, bias, nullptr, -1.0f, minus_std_bias_);
+    run_nodes(k_, ctx_, nullptr, negate);
   }
   const int32_t half = c_.head_dim / 2;
   std::vector<float> inv_freq(static_cast<std::size_t>(half / 2));
@@ -238,7 +240,8 @@ void VisionTower::encode(seatrt_stream stream, const seatrt_tensor& pixel_values
   if (out.ndim != 2 || out.shape[0] != soft || out.shape[1] != c_.text_hidden_size)
     throw Error(SEATRT_ERR_INVALID_ARG, "vision tower: out must be [soft tokens, text hidden]");
 
-  const Ops ops(k_, ctx_, stream);
+  // Every kernel call of the image, run in order through run() once built.
+  sdk::GraphBuilder g;
   const int32_t dk = k_->device_kind;
   const int64_t h = c_.hidden_size, heads = c_.num_heads, hd = c_.head_dim, inter = c_.intermediate_size;
   const int64_t blocks = round_up(n, kAttentionBlock) / kAttentionBlock;
@@ -291,16 +294,16 @@ void VisionTower::encode(seatrt_stream stream, const seatrt_tensor& pixel_values
   // Stage 2: patch embedding, Linear(2*px - 1) + table_x[x] + table_y[y].
   // 2*px - 1 rounds as HF's 2*(px - 0.5): scaling by 2 is exact.
   seatrt_tensor px2 = f32(ws_.px, {n, c_.patch_values()});
-  ops.elementwise(SEATRT_EW_SCALE, pixel_values, nullptr, 2.0f, px2);
-  ops.elementwise(SEATRT_EW_ADD, px2, &minus_one_, 0.0f, px2);
-  ops.linear(px2, input_proj_, hid);
+  emit::elementwise(g, "patch/scale", SEATRT_EW_SCALE, pixel_values, nullptr, 2.0f, px2);
+  emit::elementwise(g, "patch/shift", SEATRT_EW_ADD, px2, &minus_one_, 0.0f, px2);
+  emit::linear(g, "patch/input_proj", px2, input_proj_, hid);
   const int64_t table_rows = c_.position_embedding_size;
   seatrt_tensor table_x = f32(position_table_.data, {table_rows, h});
   seatrt_tensor table_y = f32(static_cast<float*>(position_table_.data) + table_rows * h, {table_rows, h});
-  ops.embedding(t_pos_x, table_x, 1.0f, emb);
-  ops.embedding(t_pos_y, table_y, 1.0f, x);
-  ops.elementwise(SEATRT_EW_ADD, emb, &x, 0.0f, emb);  // HF sums the two tables first
-  ops.elementwise(SEATRT_EW_ADD, hid, &emb, 0.0f, hid);
+  emit::embedding(g, "patch/position_x", t_pos_x, table_x, 1.0f, emb);
+  emit::embedding(g, "patch/position_y", t_pos_y, table_y, 1.0f, x);
+  emit::elementwise(g, "patch/positions", SEATRT_EW_ADD, emb, &x, 0.0f, emb);  // HF sums the two tables first
+  emit::elementwise(g, "patch/add_positions", SEATRT_EW_ADD, hid, &emb, 0.0f, hid);
 
   // Stage 3: encoder layers.
   const seatrt_kv_layer cache = as_cache(ws_.k, ws_.v, blocks, kAttentionBlock, heads, hd, dk);
@@ -308,32 +311,32 @@ void VisionTower::encode(seatrt_stream stream, const seatrt_tensor& pixel_values
                       attn_bt = i32(attn_tables, {n, blocks});
   const int64_t half = hd / 2;
   for (const Layer& l : layers_) {
-    ops.rms_norm(hid, &l.input_norm, c_.rms_eps, x);
-    ops.linear(x, l.q, q2);
-    ops.linear(x, l.k, k2);
-    ops.linear(x, l.v, v2);
-    ops.rms_norm(q, &l.q_norm, c_.rms_eps, q);
-    ops.rms_norm(k, &l.k_norm, c_.rms_eps, k);
-    ops.rms_norm(v, nullptr, c_.rms_eps, v);
+    emit::rms_norm(g, "layer/input_norm", hid, &l.input_norm, c_.rms_eps, x);
+    emit::linear(g, "layer/q_proj", x, l.q, q2);
+    emit::linear(g, "layer/k_proj", x, l.k, k2);
+    emit::linear(g, "layer/v_proj", x, l.v, v2);
+    emit::rms_norm(g, "layer/q_norm", q, &l.q_norm, c_.rms_eps, q);
+    emit::rms_norm(g, "layer/k_norm", k, &l.k_norm, c_.rms_eps, k);
+    emit::rms_norm(g, "layer/v_norm", v, nullptr, c_.rms_eps, v);
     // 2-D RoPE: the first half of every head turns with x, the second with y.
     for (void* base : {ws_.q, ws_.k}) {
       seatrt_tensor first = half_heads(base, n, heads, half, hd, dk);
       seatrt_tensor second = half_heads(static_cast<float*>(base) + half, n, heads, half, hd, dk);
-      ops.rope(first, t_pos_x, inv_freq_, first);
-      ops.rope(second, t_pos_y, inv_freq_, second);
+      emit::rope(g, "layer/rope_x", first, t_pos_x, inv_freq_, first);
+      emit::rope(g, "layer/rope_y", second, t_pos_y, inv_freq_, second);
     }
     // Unscaled: q and k are normed; Gemma-4's tower does not scale.
-    ops.attention(one_row_attention(q, cache, attn_qs, attn_sl, attn_bt, n, n, attn));
-    ops.linear(attn2, l.o, x);
-    ops.rms_norm(x, &l.post_attention_norm, c_.rms_eps, x);
-    ops.elementwise(SEATRT_EW_ADD, hid, &x, 0.0f, hid);
-    ops.rms_norm(hid, &l.pre_ff_norm, c_.rms_eps, x);
-    ops.linear(x, l.gate, gate);
-    ops.linear(x, l.up, up);
-    ops.glu(gate, up, act);
-    ops.linear(act, l.down, x);
-    ops.rms_norm(x, &l.post_ff_norm, c_.rms_eps, x);
-    ops.elementwise(SEATRT_EW_ADD, hid, &x, 0.0f, hid);
+    emit::attention(g, "layer/attention", one_row_attention(q, cache, attn_qs, attn_sl, attn_bt, n, n, attn));
+    emit::linear(g, "layer/o_proj", attn2, l.o, x);
+    emit::rms_norm(g, "layer/post_attention_norm", x, &l.post_attention_norm, c_.rms_eps, x);
+    emit::elementwise(g, "layer/attention_residual", SEATRT_EW_ADD, hid, &x, 0.0f, hid);
+    emit::rms_norm(g, "layer/pre_ff_norm", hid, &l.pre_ff_norm, c_.rms_eps, x);
+    emit::linear(g, "layer/gate_proj", x, l.gate, gate);
+    emit::linear(g, "layer/up_proj", x, l.up, up);
+    emit::glu(g, "layer/glu", gate, up, act);
+    emit::linear(g, "layer/down_proj", act, l.down, x);
+    emit::rms_norm(g, "layer/post_ff_norm", x, &l.post_ff_norm, c_.rms_eps, x);
+    emit::elementwise(g, "layer/ff_residual", SEATRT_EW_ADD, hid, &x, 0.0f, hid);
   }
 
   // Stage 4: the pooler, then x sqrt(hidden) in fp32.
@@ -342,17 +345,20 @@ void VisionTower::encode(seatrt_stream stream, const seatrt_tensor& pixel_values
                       pool_bt = i32(pool_tables, {soft, kp});
   seatrt_tensor zero_q = f32(zeros_, {soft, heads, hd});
   seatrt_tensor pooled = f32(ws_.attn, {soft, heads, hd}), pooled2 = f32(ws_.attn, {soft, h});
-  ops.attention(one_row_attention(zero_q, pool_cache, pool_qs, pool_sl, pool_bt, soft, kp * kp, pooled));
-  ops.elementwise(SEATRT_EW_SCALE, pooled2, nullptr, static_cast<float>(std::sqrt(static_cast<double>(h))), pooled2);
+  emit::attention(g, "pool/attention",
+                  one_row_attention(zero_q, pool_cache, pool_qs, pool_sl, pool_bt, soft, kp * kp, pooled));
+  emit::elementwise(g, "pool/scale", SEATRT_EW_SCALE, pooled2, nullptr,
+                    static_cast<float>(std::sqrt(static_cast<double>(h))), pooled2);
 
   // Stage 5: standardize, then embed_vision (weightless norm, projection).
   if (c_.standardize) {
-    ops.elementwise(SEATRT_EW_ADD, pooled2, &minus_std_bias_, 0.0f, pooled2);
-    ops.elementwise(SEATRT_EW_MUL, pooled2, &std_scale_, 0.0f, pooled2);
+    emit::elementwise(g, "standardize/bias", SEATRT_EW_ADD, pooled2, &minus_std_bias_, 0.0f, pooled2);
+    emit::elementwise(g, "standardize/scale", SEATRT_EW_MUL, pooled2, &std_scale_, 0.0f, pooled2);
   }
-  ops.rms_norm(pooled2, nullptr, c_.rms_eps, pooled2);
-  ops.linear(pooled2, projection_, out);
-  sdk::throw_if_error(k_->stream_sync(ctx_, stream));
+  emit::rms_norm(g, "embed/norm", pooled2, nullptr, c_.rms_eps, pooled2);
+  emit::linear(g, "embed/projection", pooled2, projection_, out);
+  run_nodes(k_, ctx_, stream, g);
+  sync_stream(k_, ctx_, stream);
 }
 
 }  // namespace seatrt::gemma4

@@ -1,5 +1,6 @@
 // Example 2, shared declarations: the device-management slots (context.cpp)
-// and the two operations (ops.cpp) of the "example-cpu" provider.
+// and the operations (ops.cpp: elementwise and rms_norm) of the
+// "example-cpu" provider.
 #pragma once
 
 #include "seatrt/cpp/plugin.hpp"
@@ -22,10 +23,9 @@ seatrt_status* stream_sync(seatrt_kernel_context* ctx, seatrt_stream stream);
 seatrt_status* weight_layouts(seatrt_kernel_context* ctx, int32_t format, int32_t* layouts,
                               int32_t capacity, int32_t* count);
 
-// The operations this provider implements (F32 only).
-seatrt_status* elementwise(seatrt_kernel_context* ctx, seatrt_stream stream,
-                           const seatrt_elementwise_args* args);
-seatrt_status* rms_norm(seatrt_kernel_context* ctx, seatrt_stream stream,
-                        const seatrt_rms_norm_args* args);
+// Operations: 1 when run() takes `op` (elementwise or rms_norm, F32 host
+// tensors), and running it.
+int32_t supports(seatrt_kernel_context* ctx, const seatrt_op* op);
+seatrt_status* run(seatrt_kernel_context* ctx, seatrt_stream stream, const seatrt_op* op);
 
 }  // namespace example_kernels

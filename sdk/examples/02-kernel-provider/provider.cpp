@@ -1,7 +1,8 @@
 // Example 2: a kernel provider.  The table names the slots this provider
-// fills; every operation left NULL (embedding, linear, attention, ...) is
-// "not provided", and the host routes it to the seat's fallback provider
-// ([kernels] fallback, "cpu" by default).
+// fills.  Operations are asked one at a time through supports(): every op
+// it declines (embedding, linear, attention, a BF16 rms_norm, ...) the host
+// routes to the seat's fallback provider ([kernels] fallback, "cpu" by
+// default).  plan is NULL: the host runs a step's graph node by node.
 #include "example_kernels.hpp"
 
 namespace {
@@ -27,8 +28,8 @@ seatrt_kernel_api make_table() {
   t.stream_destroy = stream_destroy;
   t.stream_sync = stream_sync;
   t.weight_layouts = weight_layouts;
-  t.elementwise = elementwise;
-  t.rms_norm = rms_norm;
+  t.supports = supports;
+  t.run = run;
   return t;
 }
 

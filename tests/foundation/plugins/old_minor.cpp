@@ -1,6 +1,6 @@
-// A kernel provider "built against ABI 1.0" whose descriptor and kernel
+// A kernel provider "built against ABI 2.0" whose descriptor and kernel
 // table are SHORTER than this SDK's: what a plugin compiled with an older
-// minor looks like to a newer host.  The trailing fields lie beyond
+// minor looks like to a newer host (the test injects a 2.x host).  The trailing fields lie beyond
 // struct_size and hold poison values: a host that read them would crash or
 // misroute, so a passing test proves it treats them as absent.
 #include <cstddef>
@@ -38,18 +38,18 @@ T poison() {
 seatrt_kernel_api make_table() {
   seatrt_kernel_api t{};
   // As if compiled before the graph slots existed.
-  t.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, graph_begin));
+  t.struct_size = static_cast<uint32_t>(offsetof(seatrt_kernel_api, plan));
   t.device_kind = SEATRT_DEVICE_CPU;
   t.probe = probe;
-  t.graph_begin = poison<decltype(t.graph_begin)>();
-  t.graph_destroy = poison<decltype(t.graph_destroy)>();
+  t.plan = poison<decltype(t.plan)>();
+  t.plan_destroy = poison<decltype(t.plan_destroy)>();
   return t;
 }
 const seatrt_kernel_api kTable = make_table();
 
 seatrt_plugin make_descriptor() {
-  seatrt_plugin p = seatrt::sdk::describe(SEATRT_KIND_KERNELS, "test-old-minor", "1.0.0",
-                                          "test: ABI 1.0 plugin with a short descriptor");
+  seatrt_plugin p = seatrt::sdk::describe(SEATRT_KIND_KERNELS, "test-old-minor", "2.0.0",
+                                          "test: ABI 2.0 plugin with a short descriptor");
   p.abi_minor = 0;
   // As if compiled before the reasoning_parser slot existed.
   p.struct_size = static_cast<uint32_t>(offsetof(seatrt_plugin, reasoning_parser));

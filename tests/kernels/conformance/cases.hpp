@@ -1,6 +1,6 @@
-// Conformance cases: each runs one operation on one provider with inputs
-// drawn from the generator it is given (the same seed for candidate and
-// reference), and returns what to compare.
+// Conformance cases: each runs one operation (or one graph) on one provider
+// with inputs drawn from the generator it is given (the same seed for
+// candidate and reference), and returns what to compare.
 #pragma once
 
 #include <functional>
@@ -47,21 +47,32 @@ struct Outputs {
 // m in [2^e, 2^(e+1)), e >= -6; 2^-9 (the subnormal spacing) below 2^-6.
 double e4m3_step(double m);
 
+// A case of one registry kind (sdk::op_info), or of a whole graph when
+// kind is SEATRT_OP_INVALID.  Each provider's run gets a Role: a graph case
+// runs the candidate through its planner and the reference node by node.
+enum class Role { candidate, reference };
+
 struct Case {
-  std::string op;
+  int32_t kind;
   std::string shape;
   double bound;
-  std::function<Outputs(Provider&, std::mt19937&)> run;
+  std::function<Outputs(Provider&, std::mt19937&, Role)> run;
+
+  Case(int32_t k, std::string label, double b, std::function<Outputs(Provider&, std::mt19937&)> fn)
+      : kind(k), shape(std::move(label)), bound(b),
+        run([f = std::move(fn)](Provider& p, std::mt19937& rng, Role) { return f(p, rng); }) {}
+  Case(int32_t k, std::string label, double b, std::function<Outputs(Provider&, std::mt19937&, Role)> fn)
+      : kind(k), shape(std::move(label)), bound(b), run(std::move(fn)) {}
+  // The registry's name of the kind, or "graph".
+  std::string op() const { return kind == SEATRT_OP_INVALID ? "graph" : sdk::op_name(kind); }
 };
 
 void add_basic_cases(std::vector<Case>& cases);      // elementwise, embedding, gather_rows, rms_norm, glu, rope
 void add_matrix_cases(std::vector<Case>& cases);     // linear, router_topk, moe
 void add_attention_cases(std::vector<Case>& cases);  // kv_store, attention
 void add_sample_cases(std::vector<Case>& cases);     // sample
-void add_fused_cases(std::vector<Case>& cases);      // add_rms_norm, rms_norm_rope, linear_multi, linear_glu, rms_norm_multi,
-                                                     // add_rms_norm_pair
-void add_qkv_cases(std::vector<Case>& cases);        // qkv_norm_rope_store
-void add_route_cases(std::vector<Case>& cases);      // route
+void add_recurrent_cases(std::vector<Case>& cases);  // conv1d_causal, delta_rule
+void add_graph_cases(std::vector<Case>& cases);      // Gemma-4 decoder layers as graphs
 
 // Inputs: uniform in +-range, never exactly zero-filled.
 inline test::Tensor random_input(std::mt19937& rng, int32_t dtype, std::vector<int64_t> shape, double range = 1.0) {
@@ -70,7 +81,7 @@ inline test::Tensor random_input(std::mt19937& rng, int32_t dtype, std::vector<i
 test::Tensor int_input(int32_t dtype, std::vector<int64_t> shape, const std::vector<int64_t>& values);
 
 // A Linear weight on a provider's device (DENSE_ROW_MAJOR or
-// NVFP4_CT_ROW_MAJOR; Skip when the provider reads neither form).
+// NVFP4_CT_ROW_MAJOR; Skip when the provider does not read the form).
 class DeviceWeight {
  public:
   DeviceWeight(Provider& p, const seatrt_linear_weight& host_weight, const test::Tensor& data,

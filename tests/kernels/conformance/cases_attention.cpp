@@ -32,7 +32,7 @@ Tensor random_cache(std::mt19937& rng, int32_t dtype, std::vector<int64_t> shape
 }
 
 Case attention_case(const Layer& l, const std::string& label) {
-  return {"attention", label, kBoundBF16, [=](Provider& p, std::mt19937& rng) {
+  return {SEATRT_OP_ATTENTION, label, kBoundBF16, [=](Provider& p, std::mt19937& rng) {
             const int64_t seqs = static_cast<int64_t>(l.seq_lens.size());
             int64_t max_blocks = 0, used_blocks = 0, tokens = 0;
             for (int64_t s = 0; s < seqs; ++s) {
@@ -88,14 +88,14 @@ Case attention_case(const Layer& l, const std::string& label) {
             args.scale = 1.0f;
             args.softcap = 0.0f;
             args.out = dout.get();
-            call_op(p, &seatrt_kernel_api::attention, args, "attention");
+            run_op<SEATRT_OP_ATTENTION>(p, args);
             dout.download(out);
             return Outputs{{}, out.values()};
           }};
 }
 
 Case kv_store_case(int64_t kv_heads, int64_t dim, int32_t cache_dtype, bool single, const std::string& label) {
-  return {"kv_store", label, cache_dtype == SEATRT_DTYPE_F8_E4M3 ? kBoundF8 : kBoundBF16, [=](Provider& p, std::mt19937& rng) {
+  return {SEATRT_OP_KV_STORE, label, cache_dtype == SEATRT_DTYPE_F8_E4M3 ? kBoundF8 : kBoundBF16, [=](Provider& p, std::mt19937& rng) {
             const int64_t tokens = 24, num_blocks = 8;
             std::vector<int64_t> slots(static_cast<size_t>(num_blocks * kBlock));
             std::iota(slots.begin(), slots.end(), 0);
@@ -118,7 +118,7 @@ Case kv_store_case(int64_t kv_heads, int64_t dim, int32_t cache_dtype, bool sing
             layer.k_scale = f8 ? 0.0625f : 1.0f;
             layer.v_scale = f8 ? 0.03125f : 1.0f;
             seatrt_kv_store_args args{sizeof args, dk.get(), single ? nullptr : dv.get(), dslots.get(), &layer};
-            call_op(p, &seatrt_kernel_api::kv_store, args, "kv_store");
+            run_op<SEATRT_OP_KV_STORE>(p, args);
             dkc.download(k_cache);
             Outputs o{{}, k_cache.values()};
             if (!single) {

@@ -1,7 +1,7 @@
 // sample over a Gemma-4 vocabulary (262144): greedy rows (plain, with
 // penalties and an allowed-token mask, with a planted tie), a seeded
 // temperature/top-k/top-p/min-p row, and a row holding a NaN; then rows
-// with a logit bias (ABI 1.7) alone, with penalties and a mask, and drawn.
+// with a logit bias alone, with penalties and a mask, and drawn.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -65,7 +65,7 @@ Sampled sample_rows(Provider& p, const Tensor& logits, const std::vector<seatrt_
   args.top_ids = s.top_ids.data();
   args.top_logprobs = s.top_lp.data();
   args.non_finite = s.non_finite.data();
-  call_op(p, &seatrt_kernel_api::sample, args, "sample");
+  run_op<SEATRT_OP_SAMPLE>(p, args);
   return s;
 }
 
@@ -80,7 +80,7 @@ void add_top(Outputs& o, const Sampled& s, int64_t b) {
 }  // namespace
 
 void add_sample_cases(std::vector<Case>& cases) {
-  cases.push_back({"sample", "F32 [5, 262144]: greedy, penalties+mask, tie, seeded top-k/p, NaN row", kBoundF32,
+  cases.push_back({SEATRT_OP_SAMPLE, "F32 [5, 262144]: greedy, penalties+mask, tie, seeded top-k/p, NaN row", kBoundF32,
                    [](Provider& p, std::mt19937& rng) {
                      const int64_t rows_n = 5;
                      Tensor logits = random_input(rng, SEATRT_DTYPE_F32, {rows_n, kVocab}, 8.0);
@@ -137,7 +137,7 @@ void add_sample_cases(std::vector<Case>& cases) {
                      }
                      return o;
                    }});
-  cases.push_back({"sample", "F32 [3, 262144] with logit bias (ABI 1.7): greedy, bias+penalties+mask, top-k 1 draw",
+  cases.push_back({SEATRT_OP_SAMPLE, "F32 [3, 262144] logit bias: greedy, bias+penalties+mask, top-k 1 draw",
                    kBoundF32, [](Provider& p, std::mt19937& rng) {
                      const int64_t rows_n = 3;
                      Tensor logits = random_input(rng, SEATRT_DTYPE_F32, {rows_n, kVocab}, 8.0);

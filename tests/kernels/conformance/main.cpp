@@ -1,21 +1,30 @@
-// seatrt-conformance: runs every operation of a candidate kernel provider on
-// random inputs (a fresh seed each run, printed) and compares it with a
-// reference provider (the CPU provider), both loaded from their plugin files.
+// seatrt-conformance: runs every operation kind of a candidate kernel
+// provider on random inputs (a fresh seed each run, printed) and compares it
+// with a reference provider (the CPU provider), both loaded from their
+// plugin files.
 //
 //   seatrt-conformance --candidate libseatrt_kernels_cuda.so
-//                      --reference libseatrt_kernels_cpu.so [--seed N] [--ops linear,moe]
+//                      --reference libseatrt_kernels_cpu.so [--seed N] [--ops linear,moe,graph]
 //
-// Prints op / case / max relative error / bound / PASS|FAIL|SKIP and exits 1
-// on any FAIL, 2 on bad usage.  SKIP is "not provided": the candidate's slot
-// is NULL, or its table is of an older ABI minor and ends before the slot
-// (the ABI 1.1/1.2/1.4/1.5 fused operations), or it reads no weight layout the
-// tool can make.  A SKIP never counts as passed.  Values read back from an
-// F8 cache must be within one E4M3 step of the reference's, each.
+// Every case builds seatrt_op values and calls the providers' run(); the
+// cases are listed per kind of the SDK's operation registry, and a kind
+// without a case makes the tool fail.  The graph cases build Gemma-4
+// decoder layers as one seatrt_op_graph: the candidate runs it through
+// plan + plan_launch when it has a planner (else node by node, "planned:
+// no"), the reference node by node, and every tensor the graph writes is
+// compared.  Prints op / case / max relative error / bound /
+// PASS|FAIL|SKIP, then the per-kind tally, and exits 1 on any FAIL or kind
+// without a case, 2 on bad usage.  SKIP: the candidate's supports()
+// answered 0 for an operation, or it reads no weight layout the tool can
+// make; a SKIP never counts as passed.  NaN or infinity in an output is a
+// FAIL.  Values read back from an F8 cache must be within one E4M3 step of
+// the reference's, each.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -35,11 +44,17 @@ struct Options {
   std::set<std::string> ops;
 };
 
+// Prints the usage (after `problem`, if any) and exits: 0 for --help, 2 for bad usage.
 [[noreturn]] void usage(const std::string& problem) {
-  std::cerr << "seatrt-conformance: " << problem << "\n"
-            << "usage: seatrt-conformance --candidate PLUGIN.so --reference PLUGIN.so [--seed N] [--ops a,b,...]\n"
-            << "       [--device N] [--candidate-options TOML] [--reference-options TOML]\n";
-  std::exit(2);
+  std::ostream& out = problem.empty() ? std::cout : std::cerr;
+  if (!problem.empty()) out << "seatrt-conformance: " << problem << "\n";
+  out << "usage: seatrt-conformance --candidate PLUGIN.so --reference PLUGIN.so [--seed N] [--ops a,b,...]\n"
+      << "       [--device N] [--candidate-options TOML] [--reference-options TOML]\n"
+      << "  Compares every operation kind of the registry (run()) and whole Gemma-4 layer graphs\n"
+      << "  (the candidate's plan + plan_launch) against the reference, on seeded random inputs.\n"
+      << "  --ops picks kinds by registry name (rms_norm, moe, ...) and 'graph' for the graph cases;\n"
+      << "  the seed is --seed, else SEATRT_TEST_SEED, else fresh (printed).\n";
+  std::exit(problem.empty() ? 0 : 2);
 }
 
 Options parse(int argc, char** argv) {
@@ -50,6 +65,7 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) usage(arg + " needs a value");
       return argv[++i];
     };
+    if (arg == "--help" || arg == "-h") usage("");
     if (arg == "--candidate") o.candidate = value();
     else if (arg == "--reference") o.reference = value();
     else if (arg == "--candidate-options") o.candidate_options = value();
@@ -131,6 +147,29 @@ Verdict compare(const Outputs& cand, const Outputs& ref, double bound) {
   return v;
 }
 
+// Every kind of the SDK's registry, in kind order.
+std::vector<const seatrt::sdk::OpInfo*> registry_kinds() {
+  std::vector<const seatrt::sdk::OpInfo*> kinds;
+  for (int32_t k = SEATRT_OP_INVALID + 1; k < SEATRT_OP_KIND_END_2_0; ++k)
+    if (const seatrt::sdk::OpInfo* info = seatrt::sdk::op_info(k)) kinds.push_back(info);
+  return kinds;
+}
+
+// Kinds of the registry that no case covers (SAMPLE included: it has its own cases).
+std::vector<std::string> kinds_without_case(const std::vector<Case>& cases) {
+  std::vector<std::string> missing;
+  for (const seatrt::sdk::OpInfo* info : registry_kinds()) {
+    bool covered = false;
+    for (const Case& c : cases) covered = covered || c.kind == info->kind;
+    if (!covered) missing.push_back(info->name);
+  }
+  return missing;
+}
+
+struct Tally {
+  int pass = 0, fail = 0, skip = 0;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -156,24 +195,25 @@ int main(int argc, char** argv) {
   add_matrix_cases(cases);
   add_attention_cases(cases);
   add_sample_cases(cases);
-  add_fused_cases(cases);
-  add_qkv_cases(cases);
-  add_route_cases(cases);
+  add_recurrent_cases(cases);
+  add_graph_cases(cases);
 
   int pass = 0, fail = 0, skip = 0;
+  std::map<std::string, Tally> per_op;
   std::printf("%-19s %-68s %12s %9s  %s\n", "op", "case", "max rel err", "bound", "result");
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
-    if (!opt.ops.empty() && !opt.ops.count(c.op)) continue;
+    const std::string op = c.op();
+    if (!opt.ops.empty() && !opt.ops.count(op)) continue;
     const uint32_t case_seed = static_cast<uint32_t>(mix(seed + i));
     Verdict v;
     Outputs cand, ref;
     try {
       std::mt19937 rng(case_seed);
-      cand = c.run(*candidate, rng);
+      cand = c.run(*candidate, rng, Role::candidate);
       try {
         std::mt19937 rng_ref(case_seed);
-        ref = c.run(*reference, rng_ref);
+        ref = c.run(*reference, rng_ref, Role::reference);
         v = compare(cand, ref, c.bound);
       } catch (const std::exception& e) {
         v = {"FAIL", NAN, std::string("reference: ") + e.what()};
@@ -184,13 +224,31 @@ int main(int argc, char** argv) {
       v = {"FAIL", NAN, e.what()};
     }
     (v.result == "PASS" ? pass : v.result == "FAIL" ? fail : skip)++;
+    Tally& t = per_op[op];
+    (v.result == "PASS" ? t.pass : v.result == "FAIL" ? t.fail : t.skip)++;
     char err[32];
     if (std::isnan(v.err)) std::snprintf(err, sizeof err, "-");
     else std::snprintf(err, sizeof err, "%.3e", v.err);
-    std::printf("%-19s %-68s %12s %9.1e  %s%s%s\n", c.op.c_str(), c.shape.c_str(), err, c.bound, v.result.c_str(),
+    std::printf("%-19s %-68s %12s %9.1e  %s%s%s\n", op.c_str(), c.shape.c_str(), err, c.bound, v.result.c_str(),
                 v.note.empty() ? "" : "  ", v.note.c_str());
     std::fflush(stdout);
   }
+  std::printf("\nper kind:\n");
+  for (const seatrt::sdk::OpInfo* info : registry_kinds()) {
+    const auto it = per_op.find(info->name);
+    if (it == per_op.end()) continue;
+    std::printf("  %-19s %d passed, %d failed, %d skipped\n", info->name, it->second.pass, it->second.fail,
+                it->second.skip);
+  }
+  if (const auto it = per_op.find("graph"); it != per_op.end()) {
+    std::printf("  %-19s %d passed, %d failed, %d skipped\n", "graph", it->second.pass, it->second.fail, it->second.skip);
+  }
+  const std::vector<std::string> missing = kinds_without_case(cases);
+  for (const std::string& kind : missing) std::printf("  %-19s no case: this tool does not test the kind\n", kind.c_str());
   std::printf("\n%d passed, %d failed, %d skipped (seed %llu)\n", pass, fail, skip, static_cast<unsigned long long>(seed));
+  if (!missing.empty()) {
+    std::fprintf(stderr, "seatrt-conformance: %zu kind(s) of the registry have no case; add one (cases.hpp)\n", missing.size());
+    return 1;
+  }
   return fail ? 1 : 0;
 }

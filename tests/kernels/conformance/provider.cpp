@@ -45,6 +45,13 @@ void DeviceTensor::download(test::Tensor& host) {
   provider_->sync();
 }
 
+void DeviceTensor::upload(const test::Tensor& host) {
+  provider_->check(provider_->api().copy(provider_->ctx(), provider_->stream(), ptr_, provider_->device().kind,
+                                         host.desc().data, SEATRT_DEVICE_CPU, bytes_),
+                   "copy to device");
+  provider_->sync();
+}
+
 Provider::Provider(const std::string& path, const std::string& options, int32_t device_index)
     : device_index_(device_index) {
   library_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -62,6 +69,8 @@ Provider::Provider(const std::string& path, const std::string& options, int32_t 
   }
   if (plugin->initialize) check(plugin->initialize(test::fake_host()), "initialize");
   api_ = plugin->kernels;
+  if (!SEATRT_HAS_FIELD(api_, seatrt_kernel_api, run) || !api_->supports || !api_->run)
+    throw std::runtime_error(path + ": its kernel table has no supports/run slots");
   label_ = std::string(plugin->name) + " (" + path + ")";
   check(api_->create(options.c_str(), device_index, &ctx_), "create");
   if (api_->stream_create) check(api_->stream_create(ctx_, &stream_), "stream_create");
@@ -91,6 +100,13 @@ bool Provider::reads_layout(int32_t format, int32_t layout) const {
     if (layouts[i] == layout) return true;
   }
   return false;
+}
+
+void run_op(Provider& p, const seatrt_op& op) {
+  const std::string name = sdk::op_name(op.kind);
+  if (!p.supports(op)) throw Skip("not supported: " + name + " (supports() answered 0)");
+  p.check(p.api().run(p.ctx(), p.stream(), &op), name);
+  p.sync();
 }
 
 }  // namespace seatrt::conformance

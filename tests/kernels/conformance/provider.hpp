@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "seatrt/cpp/op_registry.hpp"
 #include "seatrt/seatrt.h"
 #include "test_support.hpp"
 
@@ -16,8 +17,8 @@ namespace seatrt::conformance {
 struct OpError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-// The provider has no slot for the operation (or cannot take its inputs in
-// a layout the tool can make): the case is skipped.
+// The provider does not support the operation (supports() answers 0, or it
+// reads no weight layout the tool can make): the case is skipped.
 struct Skip : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -38,6 +39,8 @@ class DeviceTensor {
   seatrt_tensor* get() { return &desc_; }
   // Copies the device bytes back into `host` (same shape and dtype).
   void download(test::Tensor& host);
+  // Overwrites the device bytes with `host` (same shape and dtype).
+  void upload(const test::Tensor& host);
 
  private:
   Provider* provider_ = nullptr;
@@ -64,6 +67,14 @@ class Provider {
   void sync() const { check(api_->stream_sync(ctx_, stream_), "stream_sync"); }
   // True when the provider reads `layout` for `format`.
   bool reads_layout(int32_t format, int32_t layout) const;
+  // The provider's supports() for `op`.
+  bool supports(const seatrt_op& op) const { return api_->supports(ctx_, &op) != 0; }
+  // Whether the provider plans graphs: its table reaches the plan slots
+  // (SEATRT_HAS_FIELD) and plan, plan_launch and plan_destroy are set.
+  bool plans() const {
+    return SEATRT_HAS_FIELD(api_, seatrt_kernel_api, plan_destroy) && api_->plan && api_->plan_launch && api_->plan_destroy;
+  }
+  bool describes_plans() const { return SEATRT_HAS_FIELD(api_, seatrt_kernel_api, plan_describe) && api_->plan_describe; }
 
  private:
   void* library_ = nullptr;
@@ -74,37 +85,16 @@ class Provider {
   std::string label_;
 };
 
-template <typename Args>
-using OpSlot = seatrt_status* (*const seatrt_kernel_api::*)(seatrt_kernel_context*, seatrt_stream, const Args*);
+// Runs one operation on a provider through run() and waits for it.  Throws
+// Skip when the provider's supports() answers 0 for it (a SKIP never counts
+// as passed), OpError when run() fails.
+void run_op(Provider& p, const seatrt_op& op);
 
-// Whether the provider's table reaches `slot`: the table of a provider built
-// for an older ABI minor ends earlier (its struct_size) and must not be read
-// past its end.  SEATRT_HAS_FIELD for a member pointer.
-template <typename Fn>
-bool table_has(const Provider& p, Fn seatrt_kernel_api::*slot) {
-  static const seatrt_kernel_api layout{};
-  const auto* base = reinterpret_cast<const char*>(&layout);
-  const auto end = static_cast<size_t>(reinterpret_cast<const char*>(&(layout.*slot)) - base) + sizeof(Fn);
-  return p.api().struct_size >= end;
-}
-
-// Throws Skip ("not provided") when the provider's table lacks the slot or
-// the slot is NULL.  Cases with costly inputs call it before making them.
-template <typename Args>
-void need_op(const Provider& p, OpSlot<Args> slot, const char* name) {
-  if (!table_has(p, slot)) {
-    throw Skip(std::string("not provided: the table (") + std::to_string(p.api().struct_size) +
-               " bytes, an older ABI minor) ends before slot " + name);
-  }
-  if (!(p.api().*slot)) throw Skip(std::string("not provided: slot ") + name + " is NULL");
-}
-
-// Calls a provider's op slot, or throws Skip when it is not provided.
-template <typename Args>
-void call_op(Provider& p, OpSlot<Args> slot, const Args& args, const char* name) {
-  need_op(p, slot, name);
-  p.check((p.api().*slot)(p.ctx(), p.stream(), &args), name);
-  p.sync();
+template <seatrt_op_kind K>
+void run_op(Provider& p, const typename sdk::OpArgs<K>::type& args) {
+  typename sdk::OpArgs<K>::type copy = args;
+  copy.struct_size = sizeof(copy);
+  run_op(p, sdk::make_op<K>(copy));
 }
 
 }  // namespace seatrt::conformance

@@ -50,7 +50,7 @@ class PreparedModel {
   // checkpoint may not be loaded.
   void inspect(const std::function<void(const std::string&)>& report) const;
 
-  // The architecture's describe() (ABI 1.6): the model's shape and KV layer
+  // The architecture's describe(): the model's shape and KV layer
   // specs from config.json, no tensor read.  std::nullopt when the plugin
   // does not provide it; throws StatusError when it refuses the config.
   struct Shape {

@@ -1,26 +1,29 @@
-// The kernel table the architecture plugin sees: the selected provider's
-// operations, with every operation it leaves NULL taken from a fallback
-// provider (normally "cpu").
+// The kernel table the architecture plugin sees: the selected provider,
+// with a same-device fallback provider (normally "cpu") for the operations
+// it does not support.
 //
-// How it works: the dispatch table's slots are host trampolines; its
-// context (made by create_context) holds one context of each provider, and
-// each trampoline forwards to the provider chosen for that slot with that
-// provider's context.
+// How it works: the dispatch table's slots are host functions; its context
+// (made by create_context) holds one context of each provider, and each
+// slot forwards to the provider chosen for it with that provider's context.
 //
 // Rules (write them down because they are easy to get wrong):
 // - Device management (alloc, free_memory, memory_info, copy, memset_zero,
-//   streams, weight layouts/prepare/release) and graph capture always come
-//   from the primary; they are never filled from the fallback (memory of
-//   one provider means nothing to another).  A primary lacking one of them
-//   has it listed in missing_ops().
-// - Operations (elementwise ... sample) are filled from the fallback per
-//   slot ONLY when both providers run on the same device kind (today: both
-//   CPU).  The fallback then runs with stream NULL: CPU operations complete
-//   before returning, so order with the primary's work is kept.
-// - A primary on another device (CUDA) with a NULL operation is NOT staged
-//   through host memory: that operation is listed in missing_ops() and the
-//   seat refuses to load, naming them (staging silently would hide a
-//   100x slowdown).
+//   streams, weight layouts/prepare/release) always comes from the primary;
+//   it is never filled from the fallback (memory of one provider means
+//   nothing to another).  A primary lacking a required one has it listed
+//   in missing_ops().
+// - Operations are routed one at a time by supports(): the primary when it
+//   supports the op, else the fallback ONLY when both providers run on the
+//   same device kind (today: both CPU).  The fallback then runs with stream
+//   NULL: CPU operations complete before returning, so order with the
+//   primary's work is kept.  An op neither supports fails UNSUPPORTED,
+//   naming the op and the providers asked.
+// - A primary on another device (CUDA) is never helped by staging tensors
+//   through host memory (staging silently would hide a 100x slowdown).
+// - Graphs: plan() hands the whole graph to the primary's planner when it
+//   has one and supports every node; otherwise the host makes a plan of its
+//   own that routes each node once, at plan time, and runs the nodes in
+//   order on launch.  plan_describe says which provider runs each node.
 // - probe and create are NULL in the dispatch table: the host makes the
 //   context with create_context().
 // - struct_size is respected: a provider compiled with a smaller table has
@@ -40,9 +43,10 @@ struct KernelProvider {
   std::string name;                        // for reports: "cuda", "cpu"
 };
 
+// A slot of the table and who serves it.
 struct OpSource {
-  std::string op;        // "rms_norm"
-  std::string provider;  // the provider's name; "" when missing in both; "-" optional, absent
+  std::string op;        // "alloc", "run"
+  std::string provider;  // "cuda", "cuda+cpu" (run: primary, then fallback); "" missing; "-" optional, absent
 };
 
 class KernelDispatch {
@@ -58,26 +62,29 @@ class KernelDispatch {
   // contexts from create_context().
   const seatrt_kernel_api* table() const;
 
-  // Every slot of the table (device management, operations, graph) and the
-  // provider it routes to.
+  // Every slot of the table and the provider(s) serving it.
   const std::vector<OpSource>& sources() const { return sources_; }
-  // Slots neither provider has (or that may not be filled across devices).
+  // Required slots neither provider has.
   std::vector<std::string> missing_ops() const;
-  // Throws Error listing missing ops among `required` (all when empty).
+  // Throws Error listing missing slots among `required` (all when empty).
   void require(const std::vector<std::string>& required = {}) const;
 
+  // The provider that runs `op` with a context of this dispatch ("cpu"),
+  // or "" when neither supports it.
+  std::string provider_for(seatrt_kernel_context* ctx, const seatrt_op& op) const;
+
   // Makes a context: the primary's with `options_toml` on `device_index`,
-  // and, when any slot routes to the fallback, the fallback's ("" options,
+  // and, when a same-device fallback exists, the fallback's ("" options,
   // device 0).  Owned by the caller; free with destroy_context (or the
   // table's destroy slot).  Throws Error with the provider's message.
   seatrt_kernel_context* create_context(const std::string& options_toml, int device_index) const;
   void destroy_context(seatrt_kernel_context* ctx) const;
 
   // The provider's own context inside a dispatch context (e.g. to call
-  // probe-independent provider extras).
+  // provider extras).
   static seatrt_kernel_context* primary_context(seatrt_kernel_context* ctx);
 
-  struct Impl;  // public only so the trampolines can name it
+  struct Impl;  // public only so the slot functions can name it
 
  private:
   std::unique_ptr<Impl> impl_;
