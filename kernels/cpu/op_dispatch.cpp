@@ -12,25 +12,12 @@
 namespace seatrt::cpu {
 namespace {
 
-// read_args fails for two reasons: a newer caller's struct sets fields this
-// provider does not know (UNSUPPORTED: another provider may run it) or the
-// args are malformed (INVALID_ARG).
-bool sets_unknown_bytes(const seatrt_op* op, std::size_t known) {
-  if (!op || !op->args || op->struct_size < sizeof(seatrt_op)) return false;
-  uint32_t size;
-  std::memcpy(&size, op->args, sizeof(size));
-  const auto* bytes = static_cast<const unsigned char*>(op->args);
-  for (std::size_t i = known; i < size; ++i)
-    if (bytes[i] != 0) return true;
-  return false;
-}
-
 template <seatrt_op_kind K>
 typename sdk::OpArgs<K>::type read_or_throw(const seatrt_op* op) {
   typename sdk::OpArgs<K>::type args;
   std::string why;
   if (!sdk::read_args<K>(op, args, &why)) {
-    throw sdk::Error(sets_unknown_bytes(op, sizeof args) ? SEATRT_ERR_UNSUPPORTED : SEATRT_ERR_INVALID_ARG, why);
+    throw sdk::Error(sdk::refusal_code(op), why);
   }
   return args;
 }

@@ -239,7 +239,7 @@ TEST_CASE("sample refuses bad rows and outputs") {
   CHECK(test::error_of([&] { cpu::sample(ctx(), args); }) == SEATRT_ERR_INVALID_ARG);  // token NULL
 }
 
-TEST_CASE("logit bias (ABI 1.7): added to the raw logit before the penalties; logprobs stay raw") {
+TEST_CASE("logit bias: added to the raw logit before the penalties; logprobs stay raw") {
   Tensor logits(SEATRT_DTYPE_F32, {2, 6});
   const double raw[6] = {3.0, 0.75, -1.0, 2.5, 0.0, 1.0};
   for (int64_t r = 0; r < 2; ++r)

@@ -30,7 +30,7 @@ struct GemvGroups {
   int64_t rows = 0;                     // the one group's size when active is null
 };
 
-// linear_multi (ABI 1.2): up to kMultiMax weights of one x in one launch,
+// linear_multi: up to kMultiMax weights of one x in one launch,
 // their 16-row output tiles laid end to end over blockIdx.x (tensor-core
 // kernel only).  count 0: the one weight GemvArgs::w, n and out.
 constexpr int kMultiMax = 4;

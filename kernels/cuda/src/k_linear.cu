@@ -420,7 +420,7 @@ int launch_linear_glu(Stream s, const WeightRef& gate, const WeightRef& up, int 
   apply(o, a);
   if (!gemv_mma_fits(a)) return kNotFused;
   // The staged and split-plane GLU kernels read raw scales; "plain" takes
-  // the per-step F32 split (as before ABI 1.2, per Linear).
+  // the per-step F32 split (per Linear).
   if (a.raw_scales)
     if (int e = split_once(s, o, p, a)) return e;
   return launch_gemv_mma(cudaStream_t(s), a, 1, p.x.rows);

@@ -54,7 +54,7 @@ struct SampleProblem {
   const SampleRowParams* params = nullptr;  // [rows]
   const int32_t* tokens = nullptr;          // prompt and output tokens of every row
   const uint32_t* masks = nullptr;          // allowed-token masks of the rows that have one
-  const int32_t* bias_ids = nullptr;        // logit bias of every row (ABI 1.7)
+  const int32_t* bias_ids = nullptr;        // logit bias of every row
   const float* bias_values = nullptr;
   float* z = nullptr;                       // [rows, vocab] workspace: the processed logits
   int32_t* counts = nullptr;                // [rows, vocab] workspace (only read at penalised ids)

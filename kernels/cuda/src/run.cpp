@@ -23,17 +23,6 @@ constexpr std::size_t kArgsBytes = [] {
   return m;
 }();
 
-// A caller's struct longer than this SDK's with unknown bytes set is a
-// newer operation this provider cannot honour (ops.h): UNSUPPORTED, not
-// INVALID_ARG.
-bool newer_fields(const seatrt_op* op) {
-  const sdk::OpInfo* info = op ? sdk::op_info(op->kind) : nullptr;
-  if (!info || op->struct_size < sizeof(seatrt_op) || !op->args) return false;
-  uint32_t size;
-  std::memcpy(&size, op->args, sizeof(size));
-  return size > info->args_size;
-}
-
 }  // namespace
 
 void check_op(const seatrt_op* op) {
@@ -43,7 +32,7 @@ void check_op(const seatrt_op* op) {
   const sdk::OpInfo* info = sdk::op_info(kind);
   if (!info) throw sdk::Error(op ? SEATRT_ERR_UNSUPPORTED : SEATRT_ERR_INVALID_ARG, "cuda: " + sdk::op_name(kind));
   if (!sdk::read_args_raw(op, kind, buffer, info->args_size, &why))
-    throw sdk::Error(newer_fields(op) ? SEATRT_ERR_UNSUPPORTED : SEATRT_ERR_INVALID_ARG, "cuda: " + why);
+    throw sdk::Error(sdk::refusal_code(op), "cuda: " + why);
 }
 
 namespace {

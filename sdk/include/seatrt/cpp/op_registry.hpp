@@ -83,6 +83,12 @@ bool read_args(const seatrt_op* op, typename OpArgs<K>::type& out, std::string* 
   return read_args_raw(op, K, &out, sizeof(out), why);
 }
 
+// The status a provider returns for an op read_args refused:
+// SEATRT_ERR_UNSUPPORTED when the kind is unknown or a newer caller set
+// fields this SDK does not know (another provider may run it), else
+// SEATRT_ERR_INVALID_ARG (the caller's args are wrong).
+inline seatrt_status_code refusal_code(const seatrt_op* op);
+
 // An op of kind K over `args` (which must outlive the op).
 template <seatrt_op_kind K>
 seatrt_op make_op(const typename OpArgs<K>::type& args) {
@@ -276,6 +282,18 @@ inline bool read_args_raw(const seatrt_op* op, int32_t kind, void* out, std::siz
     if (!detail::field_pointer(out, f)) return fail(name + ": '" + f.name + "' is required (NULL)");
   }
   return true;
+}
+
+inline seatrt_status_code refusal_code(const seatrt_op* op) {
+  if (!op || op->struct_size < sizeof(seatrt_op) || !op->args) return SEATRT_ERR_INVALID_ARG;
+  const OpInfo* info = op_info(op->kind);
+  if (!info) return SEATRT_ERR_UNSUPPORTED;
+  uint32_t size;
+  std::memcpy(&size, op->args, sizeof(size));
+  const auto* bytes = static_cast<const unsigned char*>(op->args);
+  for (std::size_t i = info->args_size; i < size; ++i)
+    if (bytes[i] != 0) return SEATRT_ERR_UNSUPPORTED;
+  return SEATRT_ERR_INVALID_ARG;
 }
 
 inline ByteRange byte_range(const seatrt_tensor& t) {
