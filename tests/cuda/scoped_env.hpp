@@ -1,7 +1,7 @@
-// Environment switches for one scope: the CUDA provider and the Gemma-4
-// plugin read their benchmark/opt-in switches (SEATRT_MOE_DECODE,
-// SEATRT_ROUTE, SEATRT_GEMMA4_STREAMS, ...) at each call, so a test sets
-// them around the calls it makes and the previous values come back after.
+// Environment switches for one scope: the CUDA provider reads its
+// benchmark/opt-in kernel switches (SEATRT_MOE_DECODE, SEATRT_ROUTE) at each
+// call, so a test sets them around the calls it makes and the previous
+// values come back after.
 #pragma once
 
 #include <cstdlib>
@@ -37,16 +37,11 @@ class ScopedEnv {
   std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
 
-// The decode switches prepared on 2026-12-05 and not yet measured on a
-// device: experts' branch on the main stream, route blocks per 8 tokens, the
-// MoE down's reads before its PDL wait and its weights asked of L2 during
-// gate/up, the next layer's attention weights asked of L2 once the dense
-// branch is done.
+// The opt-in decode kernel switches not yet measured on a device: route
+// blocks per 8 tokens, the MoE down's reads before its PDL wait and its
+// weights asked of L2 during gate/up.
 inline EnvVars opt_in_decode_switches() {
-  return {{"SEATRT_GEMMA4_STREAMS", "experts-main"},
-          {"SEATRT_ROUTE", "groups"},
-          {"SEATRT_MOE_DECODE", "e,l"},
-          {"SEATRT_GEMMA4_PREFETCH", "1"}};
+  return {{"SEATRT_ROUTE", "groups"}, {"SEATRT_MOE_DECODE", "e,l"}};
 }
 
 }  // namespace seatrt_test

@@ -147,8 +147,7 @@ TEST_CASE("cuda: MoE fixture matches the HF reference end to end", "[e2e][cuda]"
   check_fixture("gemma4-tiny-moe", cuda_plugin_path(), "cuda");
 }
 
-// The same under the decode switches prepared on 2026-12-05 and still
-// opt-in (scoped_env.hpp): the experts' branch on the main stream, route
+// The same under the opt-in decode kernel switches (scoped_env.hpp): route
 // blocks per 8 tokens (the 12-token prompt takes two), the MoE down's reads
 // before its PDL wait.
 TEST_CASE("cuda: MoE fixture matches the HF reference under the opt-in decode switches", "[e2e][cuda]") {

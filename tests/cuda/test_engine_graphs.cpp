@@ -71,7 +71,7 @@ TEST_CASE("engine on cuda: batched greedy decode, eager and from plans, equals H
               prompts.size());
 }
 
-// The opt-in decode switches of 2026-12-05 (scoped_env.hpp) in the batched
+// The opt-in decode kernel switches (scoped_env.hpp) in the batched
 // decode the engine runs, eager and from plans: fp32 KV equals HF.
 TEST_CASE("engine on cuda under the opt-in decode switches: batched greedy equals HF, eager and plans",
           "[cuda][engine]") {

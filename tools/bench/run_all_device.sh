@@ -19,7 +19,7 @@
 # also takes the rest of run_serve_device.sh's variables.  PROFILE_B_OPTIONS
 # and/or PROFILE_B_ENV (with PROFILE_B_LIMIT) add a second step profile under
 # other provider options and/or environment assignments (step 4a), e.g.
-# PROFILE_B_ENV='SEATRT_GEMMA4_FUSED=1.4' (the model without ABI 1.5 route).
+# PROFILE_B_OPTIONS='fuse = false' (the planner's fusions off).
 set -u
 c=${1:-build-e2e/carry}
 # Every log goes to $work; at the end they are packed into $OUT/logs.tgz

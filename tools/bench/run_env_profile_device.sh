@@ -7,7 +7,7 @@
 # Environment: PROFILE_ENVS (';'-separated lists of VAR=value, "default" for
 # none), BATCHES (1,8,16,32), PROFILE_EACH (30 s), PREFILL_TIME (0; P > 0:
 # each environment also times prefills of P tokens, e.g. 8192 to compare
-# SEATRT_GEMMA4_FUSED=1.3 with the default at prefill), NCU_ENVS, NCU_KERNELS
+# SEATRT_ROUTE=groups with the default at prefill), NCU_ENVS, NCU_KERNELS
 # (an ncu regex), NCU_LIMIT (90 s each), KERNEL_OPTIONS (TOML for the
 # provider, e.g. 'prefill_bf16 = true' as the server benchmarks pass it).
 set -u

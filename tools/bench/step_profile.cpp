@@ -154,7 +154,9 @@ struct Session {
     std::string options = o.kernel_options.empty() ? "" : o.kernel_options + "\n";
     if (profile_file) {
       if (!cuda()) return;
-      options += "profile = true\nprofile_file = " + nlohmann::json(profile_file->string()).dump() + "\n";
+      // One stream: a second stream's ops would be numbered among the
+      // passes' streams and their times would overlap the main stream's.
+      options += "profile = true\nstreams = 1\nprofile_file = " + nlohmann::json(profile_file->string()).dump() + "\n";
     }
     context = plugins.dispatch->create_context(options, 0);
     loader = std::make_unique<seatrt::model::ModelLoader>(seatrt::host::host_api(),
@@ -562,23 +564,6 @@ void profile_pass(const Options& o, Clock::time_point deadline, const std::map<i
                   nlohmann::json& report) {
   const fs::path file = fs::temp_directory_path() / ("seatrt-step-profile-" + std::to_string(::getpid()) + ".tsv");
   std::vector<std::pair<int32_t, int32_t>> passes;  // (B, forward calls), in stream order
-  // One stream per pass: the Gemma-4 plugin's second stream (the experts'
-  // branch) would be numbered among the passes' streams and its
-  // ops' times overlap the main stream's, so this pass keeps one stream
-  // (the plugin reads the switch at each forward; the timed passes above
-  // ran with both).
-  struct OneStream {
-    std::string before;
-    bool had = false;
-    OneStream() {
-      if (const char* v = std::getenv("SEATRT_GEMMA4_STREAMS")) before = v, had = true;
-      setenv("SEATRT_GEMMA4_STREAMS", "0", 1);
-    }
-    ~OneStream() {
-      if (had) setenv("SEATRT_GEMMA4_STREAMS", before.c_str(), 1);
-      else unsetenv("SEATRT_GEMMA4_STREAMS");
-    }
-  } one_stream;
   {
     Session session(o, max_batch_tokens(o), &file);
     if (!session.model) {
